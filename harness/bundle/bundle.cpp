@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/bundle/bundle.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "portbench/bundle/error.hpp"
+#include "portbench/bundle/sha256.hpp"
+
+namespace portbench::bundle {
+namespace {
+
+std::vector<std::byte> read_file(const std::filesystem::path& p, const std::string& manifest_file,
+                                 const std::string& field) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw bundle_error(manifest_file, field + ": cannot open '" + p.string() + "' (missing file?)");
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<std::size_t>(in.tellg());
+  in.seekg(0);
+  std::vector<std::byte> bytes(size);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  if (!in) throw bundle_error(p.string(), "read failed");
+  return bytes;
+}
+
+std::string describe(const param_binding& p) {
+  std::string s = to_string(p.kind);
+  if (!p.tensor.empty()) s += " " + p.tensor;
+  if (p.kind == param_kind::extent || p.kind == param_kind::stride) s += "[" + std::to_string(p.dim) + "]";
+  if (p.kind == param_kind::scratch) s += " " + p.scratch;
+  return s + " (" + to_string(p.type) + ")";
+}
+
+}  // namespace
+
+const loaded_cubin& bundle::cubin(const std::string& file) const {
+  for (const auto& c : cubins) {
+    if (c.ref.file == file) return c;
+  }
+  throw bundle_error(plan.path.string(), "no cubin '" + file + "'");
+}
+
+void check_launch_against_cubin(const manifest& m, const std::string& where, const launch_spec& l,
+                                const loaded_cubin& c) {
+  const std::string file = m.path.string();
+  const cubin_entry* e = c.info.find(l.entry);
+  if (e == nullptr) {
+    throw bundle_error(file, where + ".entry: '" + l.entry + "' is not an entry of " + c.ref.file);
+  }
+  auto offsets = param_offsets(l);
+  if (e->params.size() != l.params.size()) {
+    throw bundle_error(file, where + ".params: " + std::to_string(l.params.size()) + " parameters, but " +
+                                 c.ref.file + " entry '" + l.entry + "' takes " +
+                                 std::to_string(e->params.size()));
+  }
+  for (std::size_t i = 0; i < l.params.size(); ++i) {
+    const cubin_param& want = e->params[i];
+    if (want.ordinal != static_cast<int>(i) || want.offset != static_cast<int>(offsets[i]) ||
+        want.size != static_cast<int>(l.params[i].size())) {
+      throw bundle_error(file, where + ".params[" + std::to_string(i) + "] " + describe(l.params[i]) + ": " +
+                                   std::to_string(l.params[i].size()) + " bytes at offset " +
+                                   std::to_string(offsets[i]) + ", but " + c.ref.file + " entry '" + l.entry +
+                                   "' has parameter " + std::to_string(want.ordinal) + " of " +
+                                   std::to_string(want.size) + " bytes at offset " + std::to_string(want.offset));
+    }
+  }
+  std::size_t total = l.params.empty() ? 0 : offsets.back() + l.params.back().size();
+  if (e->param_bytes >= 0 && static_cast<std::size_t>(e->param_bytes) != total &&
+      // The parameter bank is rounded up to 4 bytes by the compiler.
+      (total + 3) / 4 * 4 != static_cast<std::size_t>(e->param_bytes)) {
+    throw bundle_error(file, where + ".params: " + std::to_string(total) + " bytes in all, but " + c.ref.file +
+                                 " entry '" + l.entry + "' has a parameter bank of " +
+                                 std::to_string(e->param_bytes));
+  }
+  const auto& rb = e->required_block;
+  if (rb[0] != 0 && (static_cast<int>(l.block[0]) != rb[0] || static_cast<int>(l.block[1]) != rb[1] ||
+                     static_cast<int>(l.block[2]) != rb[2])) {
+    throw bundle_error(file, where + ".block: [" + std::to_string(l.block[0]) + "," + std::to_string(l.block[1]) +
+                                 "," + std::to_string(l.block[2]) + "], but entry '" + l.entry + "' requires [" +
+                                 std::to_string(rb[0]) + "," + std::to_string(rb[1]) + "," +
+                                 std::to_string(rb[2]) + "]");
+  }
+}
+
+bundle load_bundle(const std::filesystem::path& dir) {
+  std::filesystem::path manifest_path = dir / "manifest.json";
+  if (!std::filesystem::is_directory(dir)) {
+    throw bundle_error(dir.string(), "not a bundle folder (missing or not a directory)");
+  }
+  bundle b;
+  b.dir = dir;
+  b.plan = parse_manifest(manifest_path);
+  const std::string mfile = manifest_path.string();
+
+  for (std::size_t i = 0; i < b.plan.cubins.size(); ++i) {
+    const cubin_ref& ref = b.plan.cubins[i];
+    std::string field = "cubins[" + std::to_string(i) + "]";
+    loaded_cubin c;
+    c.ref = ref;
+    c.path = dir / ref.file;
+    c.image = read_file(c.path, mfile, field + ".file");
+    std::string digest = sha256_hex(c.image);
+    if (digest != ref.sha256) {
+      throw bundle_error(mfile, field + ".sha256: " + ref.file + " has sha256 " + digest + ", manifest says " +
+                                    ref.sha256);
+    }
+    c.info = inspect_cubin(c.image, c.path.string());
+    if (c.info.arch() != b.plan.arch) {
+      throw bundle_error(c.path.string(), "cubin is for " + c.info.arch() + ", manifest " + mfile +
+                                              " says arch " + b.plan.arch);
+    }
+    b.cubins.push_back(std::move(c));
+  }
+  for (std::size_t i = 0; i < b.plan.configs.size(); ++i) {
+    const auto& plan = b.plan.configs[i];
+    for (std::size_t k = 0; k < plan.launches.size(); ++k) {
+      std::string where = "configs[" + std::to_string(i) + "].launches[" + std::to_string(k) + "]";
+      check_launch_against_cubin(b.plan, where, plan.launches[k], b.cubin(plan.launches[k].cubin));
+    }
+  }
+  return b;
+}
+
+std::vector<std::filesystem::path> find_bundles(const std::filesystem::path& root) {
+  std::vector<std::filesystem::path> found;
+  if (std::filesystem::exists(root / "manifest.json")) found.push_back(root);
+  if (std::filesystem::is_directory(root)) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+      if (e.is_regular_file() && e.path().filename() == "manifest.json" && e.path().parent_path() != root) {
+        found.push_back(e.path().parent_path());
+      }
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace portbench::bundle

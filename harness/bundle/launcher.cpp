@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/bundle/launcher.hpp"
+
+#include <cstring>
+#include <limits>
+
+#include "portbench/bundle/error.hpp"
+#include "portbench/cuda/error.hpp"
+
+namespace portbench::bundle {
+namespace {
+
+template <typename T>
+void put(std::vector<std::byte>& buf, std::size_t offset, T value) {
+  std::memcpy(buf.data() + offset, &value, sizeof(T));
+}
+
+void put_integer(std::vector<std::byte>& buf, std::size_t offset, scalar_type t, std::int64_t v,
+                 const std::string& where) {
+  auto out_of_range = [&](const char* type) {
+    throw bundle_error(where, "value " + std::to_string(v) + " does not fit " + type);
+  };
+  switch (t) {
+    case scalar_type::i32:
+      if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) out_of_range("i32");
+      put(buf, offset, static_cast<std::int32_t>(v));
+      break;
+    case scalar_type::u32:
+      if (v < 0 || v > std::numeric_limits<std::uint32_t>::max()) out_of_range("u32");
+      put(buf, offset, static_cast<std::uint32_t>(v));
+      break;
+    case scalar_type::i64:
+      put(buf, offset, v);
+      break;
+    case scalar_type::u64:
+      if (v < 0) out_of_range("u64");
+      put(buf, offset, static_cast<std::uint64_t>(v));
+      break;
+    case scalar_type::f32:
+      put(buf, offset, static_cast<float>(v));
+      break;
+    case scalar_type::f64:
+      put(buf, offset, static_cast<double>(v));
+      break;
+  }
+}
+
+const tensor_binding& find_tensor(const tensor_bindings& tensors, const std::string& name, const std::string& where) {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) throw bundle_error(where, "binds tensor '" + name + "', which the operator does not have");
+  return it->second;
+}
+
+}  // namespace
+
+packed_params::packed_params(std::vector<std::byte> storage, const std::vector<std::size_t>& offsets)
+    : m_storage(std::move(storage)) {
+  for (auto off : offsets) m_pointers.push_back(m_storage.data() + off);
+}
+
+packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, const scratch_bindings& scratch,
+                          const std::string& where) {
+  auto offsets = param_offsets(l);
+  std::size_t total = l.params.empty() ? 0 : offsets.back() + l.params.back().size();
+  std::vector<std::byte> buf(total);
+  for (std::size_t i = 0; i < l.params.size(); ++i) {
+    const param_binding& p = l.params[i];
+    const std::string at = where + ".params[" + std::to_string(i) + "]";
+    switch (p.kind) {
+      case param_kind::ptr:
+        put(buf, offsets[i], static_cast<std::uint64_t>(find_tensor(tensors, p.tensor, at).address));
+        break;
+      case param_kind::extent:
+      case param_kind::stride: {
+        const auto& spec = find_tensor(tensors, p.tensor, at).spec;
+        if (static_cast<std::size_t>(p.dim) >= spec.shape.size()) {
+          throw bundle_error(at, "dimension " + std::to_string(p.dim) + " of tensor '" + p.tensor + "' of rank " +
+                                     std::to_string(spec.shape.size()));
+        }
+        std::int64_t v = p.kind == param_kind::extent ? spec.shape[p.dim] : spec.strides[p.dim];
+        put_integer(buf, offsets[i], p.type, v, at);
+        break;
+      }
+      case param_kind::literal:
+        if (std::holds_alternative<double>(p.value)) {
+          double v = std::get<double>(p.value);
+          if (p.type == scalar_type::f32) put(buf, offsets[i], static_cast<float>(v));
+          else put(buf, offsets[i], v);
+        } else {
+          put_integer(buf, offsets[i], p.type, std::get<std::int64_t>(p.value), at);
+        }
+        break;
+      case param_kind::scratch: {
+        auto it = scratch.find(p.scratch);
+        if (it == scratch.end()) throw bundle_error(at, "scratch buffer '" + p.scratch + "' was not allocated");
+        put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
+        break;
+      }
+      case param_kind::null:
+        put(buf, offsets[i], std::uint64_t{0});
+        break;
+    }
+  }
+  return packed_params(std::move(buf), offsets);
+}
+
+loaded_plan::loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_plan& plan)
+    : m_ctx(std::move(ctx)), m_plan(&plan), m_manifest(b.plan.path.string()) {
+  std::map<std::string, cuda::module_ptr> modules;
+  for (const auto& l : plan.launches) {
+    auto& mod = modules[l.cubin];
+    if (!mod) {
+      const loaded_cubin& c = b.cubin(l.cubin);
+      mod = cuda::module::load(m_ctx, c.image, c.path.string());
+    }
+    cuda::kernel k(mod, l.entry);
+    k.allow_dynamic_shared(static_cast<int>(l.shared_bytes));
+    m_kernels.push_back(std::move(k));
+  }
+}
+
+void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const {
+  const auto& api = m_ctx->api();
+  for (std::size_t i = 0; i < m_plan->launches.size(); ++i) {
+    const launch_spec& l = m_plan->launches[i];
+    packed_params params = pack_params(l, tensors, scratch, m_manifest + ": launches[" + std::to_string(i) + "]");
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = l.grid[0];
+    cfg.gridDimY = l.grid[1];
+    cfg.gridDimZ = l.grid[2];
+    cfg.blockDimX = l.block[0];
+    cfg.blockDimY = l.block[1];
+    cfg.blockDimZ = l.block[2];
+    cfg.sharedMemBytes = l.shared_bytes;
+    cfg.hStream = s.native();
+    CUlaunchAttribute attrs[1]{};
+    if (l.cluster != dim3{1, 1, 1}) {
+      attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[0].value.clusterDim.x = l.cluster[0];
+      attrs[0].value.clusterDim.y = l.cluster[1];
+      attrs[0].value.clusterDim.z = l.cluster[2];
+      cfg.attrs = attrs;
+      cfg.numAttrs = 1;
+    }
+    CUresult rc = api.cuLaunchKernelEx(&cfg, m_kernels[i].native(), params.pointers(), nullptr);
+    if (rc != CUDA_SUCCESS) {
+      throw cuda::cuda_error(rc, "cuLaunchKernelEx", m_kernels[i].owner().origin() + ": entry '" + l.entry + "'");
+    }
+  }
+}
+
+}  // namespace portbench::bundle

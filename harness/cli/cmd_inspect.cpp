@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// `portbench inspect BUNDLE...`: entries, parameter layout, registers, shared memory and target
+// architecture of every cubin, after the same checks a run makes before its first launch.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "portbench/bundle/bundle.hpp"
+
+namespace portbench::cli {
+namespace {
+
+void print_bundle(const bundle::bundle& b) {
+  const auto& m = b.plan;
+  std::printf("bundle    %s\n", b.dir.string().c_str());
+  std::printf("frontend  %s   operator %s   arch %s   configs %zu\n", m.frontend.c_str(), m.op.c_str(),
+              m.arch.c_str(), m.configs.size());
+  std::string tools;
+  for (const auto& [tool, version] : m.toolchain) tools += (tools.empty() ? "" : ", ") + tool + " " + version;
+  std::printf("toolchain %s\n", tools.c_str());
+  for (const auto& c : b.cubins) {
+    std::printf("cubin     %s  %s  %zu bytes  sha256 %.16s…%s%s\n", c.ref.file.c_str(), c.info.arch().c_str(),
+                c.image.size(), c.ref.sha256.c_str(), c.info.toolkit.empty() ? "" : "  ",
+                c.info.toolkit.c_str());
+    for (const auto& e : c.info.entries) {
+      std::printf("  entry   %s\n", e.name.c_str());
+      std::printf("          registers %d  static shared %lld B  frame %d B", e.registers,
+                  static_cast<long long>(e.static_shared_bytes), e.frame_bytes);
+      if (e.required_block[0] != 0) {
+        std::printf("  required block %dx%dx%d", e.required_block[0], e.required_block[1], e.required_block[2]);
+      }
+      std::printf("\n          params %zu (%d B):", e.params.size(), e.param_bytes);
+      for (const auto& p : e.params) std::printf(" #%d@%d:%dB", p.ordinal, p.offset, p.size);
+      std::printf("\n");
+    }
+  }
+  std::size_t launches = 0;
+  for (const auto& plan : m.configs) launches += plan.launches.size();
+  std::printf("check     OK: %zu launches in %zu configs agree with their cubins' parameter tables\n", launches,
+              m.configs.size());
+}
+
+}  // namespace
+
+command_action add_inspect_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("inspect", "Check bundles and print their cubins' entries and parameter tables");
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("bundle", *dirs, "Bundle folders (or folders holding bundles)")->required();
+  return [dirs]() {
+    int shown = 0;
+    for (const auto& d : *dirs) {
+      auto found = bundle::find_bundles(d);
+      if (found.empty()) found.push_back(d);   // let load_bundle name what is missing
+      for (const auto& dir : found) {
+        if (shown++ > 0) std::printf("\n");
+        print_bundle(bundle::load_bundle(dir));
+      }
+    }
+    return 0;
+  };
+}
+
+}  // namespace portbench::cli

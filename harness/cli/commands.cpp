@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commands.hpp"
+
+#include <vector>
+
+namespace portbench::cli {
+
+int run(int argc, char** argv) {
+  CLI::App app{"portbench: proves GPU kernel ports correct and fast"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "portbench 0.1.0");
+  // Registration order is the order `--help` lists the subcommands in.
+  std::vector<std::pair<CLI::App*, command_action>> actions;
+  auto add = [&](command_action (*adder)(CLI::App&)) {
+    auto before = app.get_subcommands({}).size();
+    command_action action = adder(app);
+    auto subs = app.get_subcommands({});
+    if (subs.size() > before) actions.emplace_back(subs.back(), std::move(action));
+  };
+  add(&add_inspect_command);
+  add(&add_check_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (auto& [sub, action] : actions) {
+    if (sub->parsed()) return action();
+  }
+  return 2;
+}
+
+}  // namespace portbench::cli

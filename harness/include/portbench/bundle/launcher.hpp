@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Generic launch of a bundle's plan: parameters are packed from the manifest's bindings to the
+// operator's tensors; nothing here knows which front end produced the cubin.
+#pragma once
+#include <cuda.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "portbench/bundle/bundle.hpp"
+#include "portbench/cuda/module.hpp"
+#include "portbench/cuda/stream.hpp"
+#include "portbench/reference/spec.hpp"
+
+namespace portbench::bundle {
+
+struct tensor_binding {
+  CUdeviceptr address = 0;   ///< start of the tensor's view
+  reference::tensor_spec spec;
+};
+using tensor_bindings = std::map<std::string, tensor_binding>;
+using scratch_bindings = std::map<std::string, CUdeviceptr>;
+
+/// A launch's parameter buffer and the pointer array cuLaunchKernelEx takes.
+class packed_params {
+ public:
+  packed_params(std::vector<std::byte> storage, const std::vector<std::size_t>& offsets);
+  packed_params(const packed_params&) = delete;
+  packed_params& operator=(const packed_params&) = delete;
+  packed_params(packed_params&&) = default;
+  [[nodiscard]] void** pointers() noexcept { return m_pointers.data(); }
+  [[nodiscard]] const std::vector<std::byte>& bytes() const noexcept { return m_storage; }
+
+ private:
+  std::vector<std::byte> m_storage;
+  std::vector<void*> m_pointers;
+};
+
+/// Packs `l`'s parameters; throws bundle_error naming `where` if a binding names an unknown
+/// tensor, dimension or scratch buffer, or a value does not fit its type.
+[[nodiscard]] packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors,
+                                        const scratch_bindings& scratch, const std::string& where);
+
+/// A configuration's plan with its modules loaded and kernels resolved, ready to launch.
+class loaded_plan {
+ public:
+  /// Loads each cubin the plan uses once into `ctx`.
+  loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_plan& plan);
+
+  /// Enqueues every launch of the plan on `s`, in order.
+  void enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const;
+
+  [[nodiscard]] const config_plan& plan() const noexcept { return *m_plan; }
+  [[nodiscard]] const std::vector<cuda::kernel>& kernels() const noexcept { return m_kernels; }
+
+ private:
+  cuda::context_ptr m_ctx;
+  const config_plan* m_plan;
+  std::string m_manifest;
+  std::vector<cuda::kernel> m_kernels;   ///< one per launch
+};
+
+}  // namespace portbench::bundle

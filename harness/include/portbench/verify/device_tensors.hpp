@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// An operator's tensors on the device: allocated from the operator spec (never from a bundle's
+// word), inputs uploaded from seeded host data, outputs poisoned before each launch so that an
+// element the kernel did not write is caught.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "portbench/bundle/launcher.hpp"
+#include "portbench/cuda/memory.hpp"
+#include "portbench/reference/spec.hpp"
+
+namespace portbench::verify {
+
+class device_tensors {
+ public:
+  /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads all tensors.
+  device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
+                 const bundle::config_plan& plan);
+
+  /// Fills every output (role out) with a 32-bit pattern; inout tensors are re-uploaded.
+  void poison_outputs(std::uint32_t pattern, const std::vector<reference::host_tensor>& host) const;
+  /// Copies every tensor back into `host` (inputs too, so a kernel writing its inputs shows).
+  void download(std::vector<reference::host_tensor>& host) const;
+
+  [[nodiscard]] const bundle::tensor_bindings& tensors() const noexcept { return m_bindings; }
+  [[nodiscard]] const bundle::scratch_bindings& scratch() const noexcept { return m_scratch_bindings; }
+
+ private:
+  std::map<std::string, cuda::device_buffer> m_buffers;
+  std::map<std::string, cuda::device_buffer> m_scratch;
+  bundle::tensor_bindings m_bindings;
+  bundle::scratch_bindings m_scratch_bindings;
+};
+
+}  // namespace portbench::verify

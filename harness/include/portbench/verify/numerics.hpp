@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// One correctness check of a bundle's plan for one configuration: seeded inputs, poisoned
+// outputs, launch, compare with the fp64 reference. The verdict is a literal string.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "portbench/bundle/bundle.hpp"
+#include "portbench/cuda/context.hpp"
+#include "portbench/reference/spec.hpp"
+
+namespace portbench::verify {
+
+/// Numerics verdicts as they appear in files and tables.
+inline constexpr const char* k_pass = "PASS";
+inline constexpr const char* k_fail = "FAIL";
+inline constexpr const char* k_not_checked = "NOT_CHECKED";   ///< nothing compared: never a pass
+inline constexpr const char* k_error = "ERROR";               ///< the launch itself failed
+
+struct numerics_result {
+  std::string verdict = k_not_checked;
+  std::vector<reference::compare_report> reports;
+  std::string error;   ///< what failed, when verdict is ERROR
+};
+
+struct check_options {
+  std::uint64_t seed = 1;
+  std::uint32_t poison = 0xFFFFFFFFu;   ///< all-ones: NaN in every float format
+};
+
+/// Runs `plan` of bundle `b` once on `ctx` and verifies every output. CUDA errors propagate as
+/// cuda_error (the caller decides whether the context is still usable).
+[[nodiscard]] numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundle& b,
+                                             const bundle::config_plan& plan, const check_options& opt);
+
+/// PASS only if something was checked and nothing was bad.
+[[nodiscard]] std::string verdict_of(const std::vector<reference::compare_report>& reports);
+
+}  // namespace portbench::verify

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/verify/numerics.hpp"
+
+#include "portbench/bundle/launcher.hpp"
+#include "portbench/cuda/stream.hpp"
+#include "portbench/verify/device_tensors.hpp"
+
+namespace portbench::verify {
+
+std::string verdict_of(const std::vector<reference::compare_report>& reports) {
+  std::int64_t checked = 0, bad = 0;
+  for (const auto& r : reports) {
+    checked += r.checked;
+    bad += r.bad;
+  }
+  if (checked == 0) return k_not_checked;
+  return bad == 0 ? k_pass : k_fail;
+}
+
+numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundle& b,
+                               const bundle::config_plan& plan, const check_options& opt) {
+  const auto& op = reference::find_operator(plan.config.op);
+  auto host = reference::make_inputs(op, plan.config, opt.seed);
+  device_tensors dev(ctx, host, plan);
+  dev.poison_outputs(opt.poison, host);
+  bundle::loaded_plan loaded(ctx, b, plan);
+  cuda::stream s(ctx);
+  loaded.enqueue(s, dev.tensors(), dev.scratch());
+  s.synchronize();
+  dev.download(host);
+  numerics_result r;
+  r.reports = op.verify(plan.config, host);
+  r.verdict = verdict_of(r.reports);
+  return r;
+}
+
+}  // namespace portbench::verify

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Everything one H200 session needs, in one call: build the harness with the host's toolkit
+# headers (preset gpu), run the gpu-labelled tests, check every bundle, run the smoke sweep when
+# the measurement engine exists, and print a short table last. Logs go to $OUT.
+#
+# Here (no GPU):  bash scripts/export_bundles.sh configs/smoke.json
+# Then, through the device tool, carrying bundles/:  bash scripts/device_run.sh
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUT="${OUT:-$ROOT/build/device-out}"
+mkdir -p "$OUT"
+BIN=build/gpu/harness/cli/portbench
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,utilization.gpu \
+    --format=csv 2>&1
+  nvcc --version 2>&1 | tail -2
+} > "$OUT/gpu.txt"
+
+echo "== build (preset gpu) =="
+if ! { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"
+  echo "BUILD FAILED (see $OUT/build.log)"
+  exit 1
+fi
+
+echo "== gpu tests =="
+rm -f "$OUT/summary.tsv"
+PORTBENCH_GPU_SUMMARY="$OUT/summary.tsv" ctest --preset gpu --output-on-failure > "$OUT/ctest-gpu.log" 2>&1
+ctest_rc=$?
+tail -15 "$OUT/ctest-gpu.log"
+
+echo "== portbench check bundles =="
+"$BIN" check bundles > "$OUT/check.txt" 2>&1
+check_rc=$?
+
+if "$BIN" --help 2>/dev/null | grep -q " run "; then
+  echo "== smoke sweep =="
+  bash scripts/smoke_sweep.sh "$OUT" > "$OUT/sweep.log" 2>&1
+  tail -30 "$OUT/sweep.log"
+fi
+
+echo
+cat "$OUT/gpu.txt" | head -2
+echo "== portbench check (every front end, every smoke configuration) =="
+cat "$OUT/check.txt"
+echo "ctest gpu exit $ctest_rc, check exit $check_rc"

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parameter packing: values, offsets at natural alignment, and refusal of bad bindings.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "portbench/bundle/error.hpp"
+#include "portbench/bundle/launcher.hpp"
+
+namespace pb = portbench::bundle;
+namespace pr = portbench::reference;
+
+namespace {
+
+pb::param_binding bind(pb::param_kind k, std::string tensor = {}, int dim = 0, pb::scalar_type t = pb::scalar_type::u64) {
+  pb::param_binding p;
+  p.kind = k;
+  p.tensor = std::move(tensor);
+  p.dim = dim;
+  p.type = t;
+  return p;
+}
+
+template <typename T>
+T read_at(const std::vector<std::byte>& b, std::size_t off) {
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof(T));
+  return v;
+}
+
+TEST(Pack, CuTileStyleArrayThenScalar) {
+  pb::launch_spec l;
+  l.params = {bind(pb::param_kind::ptr, "x"), bind(pb::param_kind::extent, "x", 0, pb::scalar_type::i32),
+              bind(pb::param_kind::extent, "x", 1, pb::scalar_type::i32),
+              bind(pb::param_kind::stride, "x", 0, pb::scalar_type::i32),
+              bind(pb::param_kind::stride, "x", 1, pb::scalar_type::i32)};
+  pb::param_binding eps;
+  eps.kind = pb::param_kind::literal;
+  eps.type = pb::scalar_type::f32;
+  eps.value = 1e-5;
+  l.params.push_back(eps);
+  l.params.push_back(bind(pb::param_kind::null));   // 8-byte aligned after a 4-byte float
+
+  pb::tensor_bindings t;
+  pr::tensor_spec spec{"x", pr::dtype::f16, {333, 768}, {1024, 1}, 333 * 1024, pr::tensor_role::in};
+  t["x"] = {0xdead0000, spec};
+  auto packed = pb::pack_params(l, t, {}, "test");
+  auto offsets = pb::param_offsets(l);
+  EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 8, 12, 16, 20, 24, 32}));
+  const auto& b = packed.bytes();
+  ASSERT_EQ(b.size(), 40u);
+  EXPECT_EQ(read_at<std::uint64_t>(b, 0), 0xdead0000u);
+  EXPECT_EQ(read_at<std::int32_t>(b, 8), 333);
+  EXPECT_EQ(read_at<std::int32_t>(b, 12), 768);
+  EXPECT_EQ(read_at<std::int32_t>(b, 16), 1024);
+  EXPECT_EQ(read_at<std::int32_t>(b, 20), 1);
+  EXPECT_FLOAT_EQ(read_at<float>(b, 24), 1e-5f);
+  EXPECT_EQ(read_at<std::uint64_t>(b, 32), 0u);
+  EXPECT_EQ(packed.pointers()[3], static_cast<const void*>(b.data() + 16));
+}
+
+TEST(Pack, RefusesUnknownTensorDimensionAndOverflow) {
+  pb::tensor_bindings t;
+  pr::tensor_spec spec{"x", pr::dtype::f32, {std::int64_t{1} << 33}, {1}, std::int64_t{1} << 33, pr::tensor_role::in};
+  t["x"] = {0x1000, spec};
+  pb::launch_spec l;
+  l.params = {bind(pb::param_kind::ptr, "y")};
+  EXPECT_THROW((void)pb::pack_params(l, t, {}, "w"), pb::bundle_error);
+  l.params = {bind(pb::param_kind::extent, "x", 1, pb::scalar_type::i32)};
+  EXPECT_THROW((void)pb::pack_params(l, t, {}, "w"), pb::bundle_error);
+  l.params = {bind(pb::param_kind::extent, "x", 0, pb::scalar_type::i32)};   // 2^33 does not fit i32
+  EXPECT_THROW((void)pb::pack_params(l, t, {}, "w"), pb::bundle_error);
+  l.params = {bind(pb::param_kind::extent, "x", 0, pb::scalar_type::i64)};
+  EXPECT_NO_THROW((void)pb::pack_params(l, t, {}, "w"));
+}
+
+}  // namespace
