@@ -64,13 +64,12 @@ void check_launch_against_cubin(const manifest& m, const std::string& where, con
                                    std::to_string(want.size) + " bytes at offset " + std::to_string(want.offset));
     }
   }
-  std::size_t total = l.params.empty() ? 0 : offsets.back() + l.params.back().size();
-  if (e->param_bytes >= 0 && static_cast<std::size_t>(e->param_bytes) != total &&
-      // The parameter bank is rounded up to 4 bytes by the compiler.
-      (total + 3) / 4 * 4 != static_cast<std::size_t>(e->param_bytes)) {
-    throw bundle_error(file, where + ".params: " + std::to_string(total) + " bytes in all, but " + c.ref.file +
-                                 " entry '" + l.entry + "' has a parameter bank of " +
-                                 std::to_string(e->param_bytes));
+  if (e->tile_ir) {
+    if (l.block != dim3{1, 1, 1} || l.shared_bytes != 0) {
+      throw bundle_error(file, where + ": entry '" + l.entry + "' is a Tile IR kernel, launched with block [1,1,1] " +
+                                   "and shared_bytes 0");
+    }
+    return;
   }
   const auto& rb = e->required_block;
   if (rb[0] != 0 && (static_cast<int>(l.block[0]) != rb[0] || static_cast<int>(l.block[1]) != rb[1] ||
@@ -105,7 +104,10 @@ bundle load_bundle(const std::filesystem::path& dir) {
                                     ref.sha256);
     }
     c.info = inspect_cubin(c.image, c.path.string());
-    if (c.info.arch() != b.plan.arch) {
+    // tileiras marks its sm_90 output arch-specific (sm_90a); a manifest naming the plain SM
+    // it asked for is accepted, one naming "a" must get an arch-specific cubin.
+    std::string plain = "sm_" + std::to_string(c.info.sm);
+    if (b.plan.arch != c.info.arch() && !(b.plan.arch == plain && c.info.arch_specific)) {
       throw bundle_error(c.path.string(), "cubin is for " + c.info.arch() + ", manifest " + mfile +
                                               " says arch " + b.plan.arch);
     }

@@ -23,6 +23,9 @@ constexpr std::uint8_t k_sto_cuda_entry = 0x10;
 constexpr std::uint8_t k_eifmt_sval = 0x04;
 constexpr std::uint8_t k_eiattr_param_cbank_size = 0x19;
 constexpr std::uint8_t k_eiattr_kparam_info = 0x17;
+constexpr std::uint8_t k_eiattr_kparam_info_v2 = 0x45;   // newer ptxas: size in its own field
+constexpr std::uint8_t k_eiattr_language = 0x66;
+constexpr std::uint32_t k_language_tile_ir = 7;
 constexpr std::uint8_t k_eiattr_regcount = 0x2f;
 constexpr std::uint8_t k_eiattr_frame_size = 0x11;
 constexpr std::uint8_t k_eiattr_reqntid = 0x10;
@@ -114,6 +117,22 @@ std::vector<section> read_sections(const reader& r) {
   return sections;
 }
 
+// Program headers describe what the loader maps; each segment must lie inside the file.
+void check_segments(const reader& r) {
+  auto phoff = r.get<std::uint64_t>(0x20, "e_phoff");
+  auto phentsize = r.get<std::uint16_t>(0x36, "e_phentsize");
+  auto phnum = r.get<std::uint16_t>(0x38, "e_phnum");
+  if (phnum == 0) return;
+  if (phentsize != 56) throw bundle_error(r.origin(), "corrupt cubin: e_phentsize is not 56");
+  (void)r.slice(phoff, std::uint64_t{phnum} * phentsize, "program header table");
+  for (std::uint16_t i = 0; i < phnum; ++i) {
+    std::uint64_t h = phoff + std::uint64_t{i} * phentsize;
+    auto offset = r.get<std::uint64_t>(h + 8, "p_offset");
+    auto filesz = r.get<std::uint64_t>(h + 32, "p_filesz");
+    (void)r.slice(offset, filesz, "segment " + std::to_string(i));
+  }
+}
+
 std::vector<symbol> read_symbols(const reader& r, const std::vector<section>& sections) {
   std::vector<symbol> symbols;
   for (const section& s : sections) {
@@ -188,6 +207,19 @@ void read_entry_info(const reader& r, const section& s, cubin_entry& e) {
         e.params.push_back(p);
         break;
       }
+      case k_eiattr_kparam_info_v2: {
+        cubin_param p;
+        p.ordinal = payload_at<std::uint16_t>(rec, 4, r, "KPARAM_INFO_V2");
+        p.offset = payload_at<std::uint16_t>(rec, 6, r, "KPARAM_INFO_V2");
+        p.size = payload_at<std::uint16_t>(rec, 8, r, "KPARAM_INFO_V2");
+        e.params.push_back(p);
+        break;
+      }
+      case k_eiattr_language:
+        if (rec.format == k_eifmt_sval && rec.payload.size() >= 4) {
+          e.tile_ir = payload_at<std::uint32_t>(rec, 0, r, "LANGUAGE") == k_language_tile_ir;
+        }
+        break;
       case k_eiattr_param_cbank_size:
         e.param_bytes = rec.inline_value;
         break;
@@ -257,6 +289,7 @@ cubin_info inspect_cubin(std::span<const std::byte> image, const std::string& or
     info.arch_specific = (flags & 0x800) != 0;
   }
 
+  check_segments(r);
   auto sections = read_sections(r);
   auto symbols = read_symbols(r, sections);
   std::map<std::string, const section*> by_name;

@@ -24,7 +24,7 @@ void print_bundle(const bundle::bundle& b) {
                 c.image.size(), c.ref.sha256.c_str(), c.info.toolkit.empty() ? "" : "  ",
                 c.info.toolkit.c_str());
     for (const auto& e : c.info.entries) {
-      std::printf("  entry   %s\n", e.name.c_str());
+      std::printf("  entry   %s%s\n", e.name.c_str(), e.tile_ir ? "  (Tile IR)" : "");
       std::printf("          registers %d  static shared %lld B  frame %d B", e.registers,
                   static_cast<long long>(e.static_shared_bytes), e.frame_bytes);
       if (e.required_block[0] != 0) {

@@ -19,18 +19,6 @@
 extern char** environ;
 
 namespace portbench::testing {
-namespace {
-
-std::string slurp_fd(int fd) {
-  std::string s;
-  std::array<char, 4096> buf{};
-  ssize_t n;
-  while ((n = ::read(fd, buf.data(), buf.size())) > 0) s.append(buf.data(), static_cast<std::size_t>(n));
-  return s;
-}
-
-}  // namespace
-
 process_result run_process(const std::vector<std::string>& argv) {
   // stdout and stderr go to temporary files, so a chatty child cannot block on a full pipe.
   temp_dir io;
