@@ -53,7 +53,7 @@ cuda13_step() {
 rust_step() {
   [[ -f kernels/cutile_rust/Cargo.toml ]] || return 0
   local script=kernels/cutile_rust/setup.sh
-  [[ -f "$script" ]] && bash "$script"
+  if [[ -f "$script" ]]; then bash "$script"; fi
 }
 
 apt_step

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Validator of manifest.json against docs/bundle-manifest.md (schema "portbench.bundle/1").
+
+`validate_manifest(doc)` checks the document alone; with `bundle_dir` it also checks that every
+named file exists inside the bundle and that every cubin's sha256 matches. Unknown fields are
+errors: the contract is exact. Returns a list of messages, empty when valid.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from . import SCHEMA, ExportError
+from .manifest import INDEX_TYPES, TYPE_BYTES, check_relpath, inside, sha256_file
+
+ARCHES = ("sm_90", "sm_90a")
+TOP = {"schema", "frontend", "operator", "arch", "toolchain", "cubins", "configs"}
+CUBIN = {"file", "sha256", "ir"}
+CONFIG = {"params", "tuning", "scratch", "launches"}
+LAUNCH = {"cubin", "entry", "grid", "block", "shared_bytes", "cluster", "params"}
+PARAM_FIELDS = {
+    "ptr": {"kind", "tensor"},
+    "extent": {"kind", "tensor", "dim", "type"},
+    "stride": {"kind", "tensor", "dim", "type"},
+    "literal": {"kind", "type", "value"},
+    "scratch": {"kind", "name"},
+    "null": {"kind"},
+}
+INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1),
+              "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _ident(v: Any) -> bool:
+    return isinstance(v, str) and v != "" and v.strip() == v
+
+
+class _V:
+    def __init__(self):
+        self.errors: list[str] = []
+
+    def err(self, where: str, msg: str):
+        self.errors.append(f"{where}: {msg}")
+
+    def fields(self, where: str, obj: Any, required: set[str]) -> bool:
+        if not isinstance(obj, dict):
+            self.err(where, "must be an object")
+            return False
+        for k in sorted(required - obj.keys()):
+            self.err(where, f"missing field '{k}'")
+        for k in sorted(obj.keys() - required):
+            self.err(where, f"unknown field '{k}'")
+        return required <= obj.keys()
+
+    def dim3(self, where: str, v: Any, minimum: int = 1):
+        if not (isinstance(v, list) and len(v) == 3 and all(_is_int(x) and x >= minimum for x in v)):
+            self.err(where, f"must be [x, y, z] of integers >= {minimum}")
+
+
+def _check_param(v: _V, where: str, p: Any, scratch_names: set[str]):
+    if not isinstance(p, dict) or p.get("kind") not in PARAM_FIELDS:
+        v.err(where, f"'kind' must be one of {sorted(PARAM_FIELDS)}")
+        return
+    kind = p["kind"]
+    if not v.fields(where, p, PARAM_FIELDS[kind]):
+        return
+    if kind in ("ptr", "extent", "stride") and not _ident(p["tensor"]):
+        v.err(where, "'tensor' must be a tensor name")
+    if kind in ("extent", "stride"):
+        if not (_is_int(p["dim"]) and p["dim"] >= 0):
+            v.err(where, "'dim' must be an integer >= 0")
+        if p["type"] not in INDEX_TYPES:
+            v.err(where, f"'type' must be one of {list(INDEX_TYPES)}")
+    if kind == "literal":
+        t, val = p["type"], p["value"]
+        if t not in TYPE_BYTES:
+            v.err(where, f"'type' must be one of {sorted(TYPE_BYTES)}")
+        elif t in INT_RANGES:
+            lo, hi = INT_RANGES[t]
+            if not (_is_int(val) and lo <= val <= hi):
+                v.err(where, f"'value' must be an integer in the range of {t}")
+        elif not (isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val)):
+            v.err(where, f"'value' must be a finite number for {t}")
+    if kind == "scratch" and p["name"] not in scratch_names:
+        v.err(where, f"scratch '{p['name']}' is not declared in the configuration's 'scratch'")
+
+
+def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[str]:
+    v = _V()
+    if not v.fields("manifest", doc, TOP):
+        return v.errors
+    if doc["schema"] != SCHEMA:
+        v.err("schema", f"must be {SCHEMA!r}, got {doc['schema']!r}")
+    for k in ("frontend", "operator"):
+        if not _ident(doc[k]):
+            v.err(k, "must be a non-empty name")
+    if doc["arch"] not in ARCHES:
+        v.err("arch", f"must be one of {list(ARCHES)}, got {doc['arch']!r}")
+    tc = doc["toolchain"]
+    if not (isinstance(tc, dict) and tc and all(_ident(k) and isinstance(x, str) and x for k, x in tc.items())):
+        v.err("toolchain", "must be a non-empty object of tool name -> version string")
+
+    cubin_files: set[str] = set()
+    if not isinstance(doc["cubins"], list) or not doc["cubins"]:
+        v.err("cubins", "must be a non-empty array")
+    else:
+        for i, c in enumerate(doc["cubins"]):
+            w = f"cubins[{i}]"
+            if not v.fields(w, c, CUBIN):
+                continue
+            try:
+                check_relpath(c["file"], "file")
+            except ExportError as e:
+                v.err(w, str(e))
+                continue
+            if c["file"] in cubin_files:
+                v.err(w, f"file '{c['file']}' listed twice")
+            cubin_files.add(c["file"])
+            if not (isinstance(c["sha256"], str) and len(c["sha256"]) == 64
+                    and all(ch in "0123456789abcdef" for ch in c["sha256"])):
+                v.err(w, "'sha256' must be 64 lowercase hex digits")
+            if not isinstance(c["ir"], list):
+                v.err(w, "'ir' must be an array of file names")
+            else:
+                for j, name in enumerate(c["ir"]):
+                    try:
+                        check_relpath(name, "ir")
+                    except ExportError as e:
+                        v.err(f"{w}.ir[{j}]", str(e))
+            if bundle_dir is not None:
+                _check_files(v, w, Path(bundle_dir), c)
+
+    if not isinstance(doc["configs"], list) or not doc["configs"]:
+        v.err("configs", "must be a non-empty array")
+        return v.errors
+    for i, cfg in enumerate(doc["configs"]):
+        w = f"configs[{i}]"
+        if not v.fields(w, cfg, CONFIG):
+            continue
+        if not isinstance(cfg["params"], dict) or not cfg["params"]:
+            v.err(f"{w}.params", "must be a non-empty object")
+        if not isinstance(cfg["tuning"], dict):
+            v.err(f"{w}.tuning", "must be an object")
+        names: set[str] = set()
+        if not isinstance(cfg["scratch"], list):
+            v.err(f"{w}.scratch", "must be an array")
+        else:
+            for j, s in enumerate(cfg["scratch"]):
+                ws = f"{w}.scratch[{j}]"
+                if v.fields(ws, s, {"name", "bytes"}):
+                    if not _ident(s["name"]) or s["name"] in names:
+                        v.err(ws, "'name' must be a unique name")
+                    if not (_is_int(s["bytes"]) and s["bytes"] > 0):
+                        v.err(ws, "'bytes' must be an integer > 0")
+                    names.add(s["name"])
+        if not isinstance(cfg["launches"], list) or not cfg["launches"]:
+            v.err(f"{w}.launches", "must be a non-empty array")
+            continue
+        for j, l in enumerate(cfg["launches"]):
+            wl = f"{w}.launches[{j}]"
+            if not v.fields(wl, l, LAUNCH):
+                continue
+            if l["cubin"] not in cubin_files:
+                v.err(wl, f"cubin '{l['cubin']}' is not listed in 'cubins'")
+            if not _ident(l["entry"]):
+                v.err(wl, "'entry' must be a symbol name")
+            v.dim3(f"{wl}.grid", l["grid"])
+            v.dim3(f"{wl}.block", l["block"])
+            v.dim3(f"{wl}.cluster", l["cluster"])
+            if not (_is_int(l["shared_bytes"]) and l["shared_bytes"] >= 0):
+                v.err(f"{wl}.shared_bytes", "must be an integer >= 0")
+            if not isinstance(l["params"], list):
+                v.err(f"{wl}.params", "must be an array")
+                continue
+            for k, p in enumerate(l["params"]):
+                _check_param(v, f"{wl}.params[{k}]", p, names)
+    return v.errors
+
+
+def _check_files(v: _V, where: str, bundle_dir: Path, c: dict):
+    for name in [c["file"]] + (c["ir"] if isinstance(c["ir"], list) else []):
+        try:
+            path = inside(bundle_dir, name)
+        except ExportError as e:
+            v.err(where, str(e))
+            continue
+        if not path.is_file():
+            v.err(where, f"file '{name}' does not exist in the bundle")
+        elif name == c["file"] and sha256_file(path) != c["sha256"]:
+            v.err(where, f"sha256 of '{name}' does not match the file")
+
+
+def validate_bundle(bundle_dir: str | Path) -> list[str]:
+    """Reads <bundle_dir>/manifest.json and validates it together with the files it names."""
+    bundle_dir = Path(bundle_dir)
+    try:
+        doc = json.loads((bundle_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        return [f"{bundle_dir}/manifest.json: {e}"]
+    return validate_manifest(doc, bundle_dir)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Exports the bundles of every front end for one suite into bundles/<frontend>/<operator>/.
+# CPU only: no GPU is made visible (CUDA_VISIBLE_DEVICES=""), libcuda is never loaded.
+# Idempotent: each operator's bundle is rebuilt in a temp folder and swapped in whole.
+#
+#   scripts/export_bundles.sh [SUITE] [OUT]      (defaults: configs/smoke.json, bundles)
+#
+# Needs .venv from scripts/setup.sh. Stops at the first front end that fails (nonzero exit).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+SUITE="${1:-configs/smoke.json}"
+OUT="${2:-bundles}"
+PY="$ROOT/.venv/bin/python"
+[[ -x "$PY" ]] || { echo "export_bundles: $PY missing; run scripts/setup.sh" >&2; exit 2; }
+[[ -f "$SUITE" ]] || { echo "export_bundles: suite $SUITE not found" >&2; exit 2; }
+
+export CUDA_VISIBLE_DEVICES=""
+export PYTHONPATH="$ROOT/kernels/export${PYTHONPATH:+:$PYTHONPATH}"
+
+for fe in cutile_python triton cuda_cpp; do
+  echo "[export] $fe <- $SUITE"
+  "$PY" -m "portbench_export.$fe" --suite "$SUITE" --out "$OUT/$fe"
+done
+
+# ---- cuTile Rust (kernels/cutile_rust/, written separately) -----------------------------------
+# It exports itself when its script exists; same contract: SUITE in, bundles/cutile_rust out.
+[[ -x kernels/cutile_rust/export.sh ]] && kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"
+# -----------------------------------------------------------------------------------------------
+
+echo "[export] done: $OUT"
