@@ -30,3 +30,4 @@ done
 # -----------------------------------------------------------------------------------------------
 
 echo "[export] done: $OUT"
+if [[ -x kernels/faults/export.sh ]]; then kernels/faults/export.sh configs/faults.json "$OUT"; fi   # fault bundles (docs/faults.md)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# kernels/cutile_rust/export.sh SUITE OUTDIR
+# Writes OUTDIR/<operator>/manifest.json (+ cubins, Tile IR text) for every configuration of
+# SUITE whose operator the cuTile Rust front end has (vector_add, rms_norm). OUTDIR is the
+# front end's bundle folder, e.g. bundles/cutile_rust. No GPU needed.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 SUITE OUTDIR" >&2
+  exit 2
+fi
+# Quick when everything is in place; builds the exporter otherwise.
+bash "$HERE/setup.sh" >&2
+# shellcheck source=env.sh
+source "$HERE/env.sh"
+[[ -n "${CUTILE_TILEIRAS_PATH:-}" ]] || { echo "tileiras not found: run scripts/setup.sh" >&2; exit 1; }
+exec "$HERE/target/release/portbench-cutile-rust-export" --suite "$1" --out "$2" --tileiras "$CUTILE_TILEIRAS_PATH"
