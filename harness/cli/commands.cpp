@@ -19,6 +19,12 @@ int run(int argc, char** argv) {
   };
   add(&add_inspect_command);
   add(&add_check_command);
+  add(&add_run_command);
+  add(&add_worker_command);
+  add(&add_report_command);
+  add(&add_compare_command);
+  add(&add_merge_command);
+  add(&add_export_gbench_command);
 
   try {
     app.parse(argc, argv);

@@ -12,7 +12,12 @@ using command_action = std::function<int()>;
 
 command_action add_inspect_command(CLI::App& app);
 command_action add_check_command(CLI::App& app);
-// Further subcommands (run, report, compare, merge, ...) declare theirs here.
+command_action add_run_command(CLI::App& app);
+command_action add_worker_command(CLI::App& app);
+command_action add_report_command(CLI::App& app);
+command_action add_compare_command(CLI::App& app);
+command_action add_merge_command(CLI::App& app);
+command_action add_export_gbench_command(CLI::App& app);
 
 /// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);

@@ -1,23 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/verify/device_tensors.hpp"
 
+#include <algorithm>
+
+#include "portbench/cuda/error.hpp"
+
 namespace portbench::verify {
 
 device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
-                               const bundle::config_plan& plan) {
+                               const bundle::config_plan& plan)
+    : device_tensors(std::move(ctx), host, std::vector<const bundle::config_plan*>{&plan}) {}
+
+device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
+                               const std::vector<const bundle::config_plan*>& plans)
+    : m_ctx(ctx) {
   for (const auto& t : host) {
     cuda::device_buffer buf(ctx, t.bytes.size());
     buf.upload(t.bytes);
     m_bindings[t.spec.name] = bundle::tensor_binding{buf.address(), t.spec};
+    if (t.spec.role == reference::tensor_role::out) {
+      m_outputs.push_back({t.spec.name, buf.address(), t.bytes.size(),
+                           static_cast<int>(reference::size_of(t.spec.type))});
+    }
     m_buffers.emplace(t.spec.name, std::move(buf));
   }
-  for (const auto& s : plan.scratch) {
-    cuda::device_buffer buf(ctx, s.bytes);
+  std::map<std::string, std::uint64_t> scratch_bytes;
+  for (const auto* plan : plans) {
+    for (const auto& s : plan->scratch) scratch_bytes[s.name] = std::max(scratch_bytes[s.name], s.bytes);
+  }
+  for (const auto& [name, bytes] : scratch_bytes) {
+    cuda::device_buffer buf(ctx, bytes);
     // Scratch starts from a known non-zero pattern, so a kernel that relies on zeroed scratch
     // fails the same way every time instead of by luck.
     buf.fill_u32(0xA5A5A5A5u);
-    m_scratch_bindings[s.name] = buf.address();
-    m_scratch.emplace(s.name, std::move(buf));
+    m_scratch_bindings[name] = buf.address();
+    m_scratch.emplace(name, std::move(buf));
   }
 }
 
@@ -26,6 +43,25 @@ void device_tensors::poison_outputs(std::uint32_t pattern, const std::vector<ref
     const auto& buf = m_buffers.at(t.spec.name);
     if (t.spec.role == reference::tensor_role::out) buf.fill_u32(pattern);
     else if (t.spec.role == reference::tensor_role::inout) buf.upload(t.bytes);
+  }
+}
+
+void device_tensors::poison_outputs_async(const cuda::stream& s, std::uint32_t pattern) const {
+  for (const auto& o : m_outputs) {
+    std::size_t words = o.bytes / 4;
+    if (words != 0) PB_CU(m_ctx->api().cuMemsetD32Async(o.address, pattern, words, s.native()));
+    if (o.bytes % 4 != 0) {
+      PB_CU(m_ctx->api().cuMemsetD8Async(o.address + words * 4, static_cast<unsigned char>(pattern & 0xff),
+                                         o.bytes % 4, s.native()));
+    }
+  }
+}
+
+std::vector<device_tensors::output_view> device_tensors::outputs() const { return m_outputs; }
+
+void device_tensors::download_outputs(std::vector<reference::host_tensor>& host) const {
+  for (auto& t : host) {
+    if (t.spec.role != reference::tensor_role::in) m_buffers.at(t.spec.name).download(t.bytes);
   }
 }
 

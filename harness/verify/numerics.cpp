@@ -27,7 +27,7 @@ numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundl
   cuda::stream s(ctx);
   loaded.enqueue(s, dev.tensors(), dev.scratch());
   s.synchronize();
-  dev.download(host);
+  dev.download_outputs(host);
   numerics_result r;
   r.reports = op.verify(plan.config, host);
   r.verdict = verdict_of(r.reports);

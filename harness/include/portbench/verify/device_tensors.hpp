@@ -10,6 +10,7 @@
 
 #include "portbench/bundle/launcher.hpp"
 #include "portbench/cuda/memory.hpp"
+#include "portbench/cuda/stream.hpp"
 #include "portbench/reference/spec.hpp"
 
 namespace portbench::verify {
@@ -19,9 +20,27 @@ class device_tensors {
   /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads all tensors.
   device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                  const bundle::config_plan& plan);
+  /// Same, for several plans sharing the tensors (reference and port): every scratch buffer
+  /// any of them declares, at the largest size declared under its name.
+  device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
+                 const std::vector<const bundle::config_plan*>& plans);
 
   /// Fills every output (role out) with a 32-bit pattern; inout tensors are re-uploaded.
   void poison_outputs(std::uint32_t pattern, const std::vector<reference::host_tensor>& host) const;
+  /// Stream-ordered poison of every output, for timed samples.
+  void poison_outputs_async(const cuda::stream& s, std::uint32_t pattern) const;
+
+  struct output_view {
+    std::string name;
+    CUdeviceptr address;
+    std::size_t bytes;
+    int element_size;
+  };
+  /// The outputs (role out) as raw device ranges, for poison checks.
+  [[nodiscard]] std::vector<output_view> outputs() const;
+
+  /// Copies the outputs (role out and inout) back into `host`, leaving its inputs untouched.
+  void download_outputs(std::vector<reference::host_tensor>& host) const;
   /// Copies every tensor back into `host` (inputs too, so a kernel writing its inputs shows).
   void download(std::vector<reference::host_tensor>& host) const;
 
@@ -29,6 +48,8 @@ class device_tensors {
   [[nodiscard]] const bundle::scratch_bindings& scratch() const noexcept { return m_scratch_bindings; }
 
  private:
+  cuda::context_ptr m_ctx;
+  std::vector<output_view> m_outputs;
   std::map<std::string, cuda::device_buffer> m_buffers;
   std::map<std::string, cuda::device_buffer> m_scratch;
   bundle::tensor_bindings m_bindings;

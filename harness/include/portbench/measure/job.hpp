@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the orchestrator asks a worker to do, and what the worker reports back, one JSON line
+// per event on its stdout. The worker is a child process: a fault, a crash or a hang costs the
+// configuration in progress and nothing else.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "portbench/measure/sampler.hpp"
+
+namespace portbench::measure {
+
+struct job_item {
+  std::size_t index = 0;        ///< position in the orchestrator's plan
+  std::string op;
+  nlohmann::json params;        ///< the configuration's parameters, as in the suite
+  std::string ref_bundle, port_bundle;
+};
+
+struct job {
+  int device = 0;
+  int run = 0;                  ///< which of the N independent runs
+  std::uint64_t seed = 1;       ///< base seed; each configuration derives its own from it
+  timing_options timing;
+  std::vector<job_item> items;
+};
+
+/// One side's outcome in one configuration.
+struct side_report {
+  std::string frontend;
+  std::string numerics = "NOT_CHECKED";
+  std::string numerics_detail;
+  std::string proof = "NOT_CHECKED";
+  std::string proof_detail;
+  std::string timing = "NOT_MEASURED";
+  std::vector<sample> samples;
+  double median_ns = 0, rel_ci = 0;
+};
+
+struct item_report {
+  std::size_t index = 0;
+  std::string status = "OK";   ///< OK, ERROR, CRASH, HANG, NOT_RUN (verdicts.hpp)
+  std::string error;
+  side_report ref, port;
+  double wall_s = 0;
+  double timed_device_s = 0;
+};
+
+nlohmann::json to_json(const job& j);
+job job_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const item_report& r);
+item_report item_report_from_json(const nlohmann::json& j);
+
+/// Seed of one configuration in one run: the same for reference and port.
+[[nodiscard]] std::uint64_t item_seed(std::uint64_t base, const std::string& config_id, int run) noexcept;
+
+}  // namespace portbench::measure

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Paired, interleaved sampling of a reference and a port plan on the same buffers: cold L2
+// before each sample, ABBA order, CUPTI device time attributed by correlation id, CUDA event
+// time beside it, SM clock per sample, and proof of execution for every timed launch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "portbench/bundle/launcher.hpp"
+#include "portbench/cuda/stream.hpp"
+#include "portbench/measure/cupti_tracer.hpp"
+#include "portbench/measure/output_guard.hpp"
+#include "portbench/measure/sm_clock.hpp"
+#include "portbench/measure/verdicts.hpp"
+#include "portbench/verify/device_tensors.hpp"
+
+namespace portbench::measure {
+
+struct timing_options {
+  int warmup_launches = 3;        ///< per side, untimed, before the first sample
+  int min_samples = 10;           ///< per side
+  int max_samples = 200;          ///< per side
+  double target_rel_ci = 0.005;   ///< stop when both medians' 95% CI half-width / median is below
+  double time_cap_s = 2.0;        ///< per configuration and run, both sides together
+  bool cold_l2 = true;
+};
+
+struct sample {
+  std::int64_t device_ns = -1;   ///< sum of the plan's CUPTI kernel records; -1 when invalid
+  std::int64_t event_ns = -1;    ///< CUDA events around the plan (includes launch gaps)
+  int sm_mhz = -1;
+  std::uint32_t poison = 0;
+  std::uint64_t unwritten = 0;   ///< output elements still holding the poison afterwards
+  std::string problem;           ///< empty when valid, else why the sample is invalid
+};
+
+struct side_result {
+  std::vector<sample> samples;
+  std::string proof = k_proof_executed;
+  std::string proof_detail;
+  std::string timing;
+  double median_ns = 0;
+  double rel_ci = 0;   ///< half-width of the median's 95% CI over the median
+
+};
+
+/// A plan under test, with what its CUPTI records must show.
+struct plan_under_test {
+  const bundle::loaded_plan* plan = nullptr;
+  const bundle::bundle* source = nullptr;
+};
+
+class sampler {
+ public:
+  sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard);
+
+  /// Samples both plans on the same tensors until the CI target, the cap or max_samples.
+  void measure(const plan_under_test& ref, const plan_under_test& port, const verify::device_tensors& tensors,
+               const timing_options& opt, side_result& ref_out, side_result& port_out);
+
+  /// Launches a plan once outside any sample (warm-up, numerics), attributed to the harness.
+  void run_untimed(const plan_under_test& p, const verify::device_tensors& tensors) const;
+
+  [[nodiscard]] const cuda::stream& stream() const noexcept { return m_stream; }
+  /// Seconds the GPU spent inside timed samples (CUPTI), since construction.
+  [[nodiscard]] double timed_device_seconds() const noexcept { return m_timed_ns * 1e-9; }
+
+ private:
+  struct pending {
+    std::uint64_t id;
+    side_result* side;
+    const plan_under_test* plan;
+    std::size_t index;
+  };
+  void take_sample(const plan_under_test& p, const verify::device_tensors& tensors, side_result& out);
+  void attribute(const std::vector<pending>& window);
+
+  cuda::context_ptr m_ctx;
+  cupti_tracer& m_tracer;
+  const sm_clock& m_clock;
+  const output_guard& m_guard;
+  cuda::stream m_stream;
+  cuda::event m_start, m_end;
+  cuda::device_buffer m_l2_flush;
+  std::uint64_t m_next_id = 1;
+  std::vector<pending> m_window;
+  double m_timed_ns = 0;
+  bool m_cold_l2 = true;
+};
+
+/// Median and the half-width of its 95% confidence interval (distribution-free, from order
+/// statistics) over the median; NaN-free inputs only.
+struct median_ci {
+  double median = 0;
+  double rel_half_width = 0;
+};
+[[nodiscard]] median_ci median_with_ci(std::vector<double> values);
+
+}  // namespace portbench::measure

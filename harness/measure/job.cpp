@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/measure/job.hpp"
+
+namespace portbench::measure {
+
+using json = nlohmann::json;
+
+json to_json(const job& j) {
+  json items = json::array();
+  for (const auto& it : j.items) {
+    items.push_back({{"index", it.index}, {"op", it.op}, {"params", it.params}, {"ref", it.ref_bundle}, {"port", it.port_bundle}});
+  }
+  const auto& t = j.timing;
+  return {{"device", j.device}, {"run", j.run}, {"seed", j.seed},
+          {"timing", {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
+                      {"max_samples", t.max_samples}, {"target_rel_ci", t.target_rel_ci},
+                      {"time_cap_s", t.time_cap_s}, {"cold_l2", t.cold_l2}}},
+          {"items", items}};
+}
+
+job job_from_json(const json& j) {
+  job out;
+  out.device = j.at("device").get<int>();
+  out.run = j.at("run").get<int>();
+  out.seed = j.at("seed").get<std::uint64_t>();
+  const auto& t = j.at("timing");
+  out.timing.warmup_launches = t.at("warmup_launches").get<int>();
+  out.timing.min_samples = t.at("min_samples").get<int>();
+  out.timing.max_samples = t.at("max_samples").get<int>();
+  out.timing.target_rel_ci = t.at("target_rel_ci").get<double>();
+  out.timing.time_cap_s = t.at("time_cap_s").get<double>();
+  out.timing.cold_l2 = t.at("cold_l2").get<bool>();
+  for (const auto& it : j.at("items")) {
+    out.items.push_back({it.at("index").get<std::size_t>(), it.at("op").get<std::string>(), it.at("params"),
+                         it.at("ref").get<std::string>(), it.at("port").get<std::string>()});
+  }
+  return out;
+}
+
+namespace {
+
+json side_to_json(const side_report& s) {
+  json samples = json::array();
+  for (const auto& x : s.samples) samples.push_back({x.device_ns, x.event_ns, x.sm_mhz, x.unwritten, x.problem});
+  return {{"frontend", s.frontend}, {"numerics", s.numerics}, {"numerics_detail", s.numerics_detail},
+          {"proof", s.proof}, {"proof_detail", s.proof_detail}, {"timing", s.timing},
+          {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"samples", samples}};
+}
+
+side_report side_from_json(const json& j) {
+  side_report s;
+  s.frontend = j.at("frontend").get<std::string>();
+  s.numerics = j.at("numerics").get<std::string>();
+  s.numerics_detail = j.at("numerics_detail").get<std::string>();
+  s.proof = j.at("proof").get<std::string>();
+  s.proof_detail = j.at("proof_detail").get<std::string>();
+  s.timing = j.at("timing").get<std::string>();
+  s.median_ns = j.at("median_ns").get<double>();
+  s.rel_ci = j.at("rel_ci").get<double>();
+  for (const auto& x : j.at("samples")) {
+    sample smp;
+    smp.device_ns = x.at(0).get<std::int64_t>();
+    smp.event_ns = x.at(1).get<std::int64_t>();
+    smp.sm_mhz = x.at(2).get<int>();
+    smp.unwritten = x.at(3).get<std::uint64_t>();
+    smp.problem = x.at(4).get<std::string>();
+    s.samples.push_back(smp);
+  }
+  return s;
+}
+
+}  // namespace
+
+json to_json(const item_report& r) {
+  return {{"event", "result"}, {"index", r.index}, {"status", r.status}, {"error", r.error},
+          {"wall_s", r.wall_s}, {"timed_device_s", r.timed_device_s},
+          {"reference", side_to_json(r.ref)}, {"port", side_to_json(r.port)}};
+}
+
+item_report item_report_from_json(const json& j) {
+  item_report r;
+  r.index = j.at("index").get<std::size_t>();
+  r.status = j.at("status").get<std::string>();
+  r.error = j.at("error").get<std::string>();
+  r.wall_s = j.at("wall_s").get<double>();
+  r.timed_device_s = j.at("timed_device_s").get<double>();
+  r.ref = side_from_json(j.at("reference"));
+  r.port = side_from_json(j.at("port"));
+  return r;
+}
+
+std::uint64_t item_seed(std::uint64_t base, const std::string& config_id, int run) noexcept {
+  // FNV-1a over the id, mixed with the base seed and the run (splitmix64 finaliser).
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : config_id) h = (h ^ c) * 1099511628211ull;
+  std::uint64_t z = h ^ base ^ (static_cast<std::uint64_t>(run) * 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace portbench::measure

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/measure/sampler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "portbench/cuda/error.hpp"
+
+namespace portbench::measure {
+namespace {
+
+// Launches attributed to the harness itself (warm-up, numerics passes, poison checks).
+constexpr std::uint64_t k_harness_id = 0;
+
+int severity(const std::string& proof) {
+  if (proof == k_proof_not_executed) return 4;
+  if (proof == k_proof_foreign_kernel) return 3;
+  if (proof == k_proof_output_not_written) return 2;
+  if (proof == k_proof_nondeterministic) return 1;
+  return 0;
+}
+
+void raise_proof(side_result& side, const char* verdict, const std::string& detail) {
+  if (severity(verdict) > severity(side.proof)) {
+    side.proof = verdict;
+    side.proof_detail = detail;
+  }
+}
+
+std::vector<double> valid_times(const side_result& s) {
+  std::vector<double> v;
+  for (const auto& x : s.samples) {
+    if (x.problem.empty() && x.device_ns > 0) v.push_back(static_cast<double>(x.device_ns));
+  }
+  return v;
+}
+
+}  // namespace
+
+median_ci median_with_ci(std::vector<double> values) {
+  median_ci r;
+  if (values.empty()) return r;
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  r.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  if (n < 6) {
+    r.rel_half_width = 1.0;   // too few samples for a distribution-free 95% interval
+    return r;
+  }
+  // Order-statistic interval of the median: ranks n/2 -+ 1.96 sqrt(n)/2 (normal approximation
+  // of the binomial), which needs no assumption on the distribution of the times.
+  double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
+  auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
+  auto hi = static_cast<std::size_t>(std::min(static_cast<double>(n - 1), std::ceil(n / 2.0 + half)));
+  r.rel_half_width = r.median > 0 ? 0.5 * (values[hi] - values[lo]) / r.median : 1.0;
+  return r;
+}
+
+sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard)
+    : m_ctx(ctx),
+      m_tracer(tracer),
+      m_clock(clock),
+      m_guard(guard),
+      m_stream(ctx),
+      m_start(ctx),
+      m_end(ctx),
+      // Writing twice the L2 size through it evicts whatever a previous sample left there.
+      m_l2_flush(ctx, static_cast<std::size_t>(std::max(ctx->info().l2_bytes, 1 << 20)) * 2) {}
+
+void sampler::run_untimed(const plan_under_test& p, const verify::device_tensors& tensors) const {
+  m_tracer.push(k_harness_id);
+  try {
+    p.plan->enqueue(m_stream, tensors.tensors(), tensors.scratch());
+  } catch (...) {
+    m_tracer.pop();
+    throw;
+  }
+  m_tracer.pop();
+  m_stream.synchronize();
+}
+
+void sampler::take_sample(const plan_under_test& p, const verify::device_tensors& tensors, side_result& out) {
+  const auto& api = m_ctx->api();
+  std::uint64_t id = m_next_id++;
+  sample s;
+  s.poison = poison_pattern(id);
+  tensors.poison_outputs_async(m_stream, s.poison);
+  if (m_cold_l2) {
+    PB_CU(api.cuMemsetD32Async(m_l2_flush.address(), static_cast<unsigned>(id), m_l2_flush.size() / 4, m_stream.native()));
+    PB_CU(api.cuCtxResetPersistingL2Cache());
+  }
+  m_tracer.push(id);
+  try {
+    m_start.record(m_stream);
+    p.plan->enqueue(m_stream, tensors.tensors(), tensors.scratch());
+    m_end.record(m_stream);
+  } catch (...) {
+    m_tracer.pop();
+    throw;
+  }
+  m_tracer.pop();
+  m_tracer.push(k_harness_id);
+  for (const auto& o : tensors.outputs()) m_guard.enqueue_count(m_stream, o.address, o.bytes, o.element_size, s.poison);
+  m_tracer.pop();
+  s.sm_mhz = m_clock.sm_mhz();
+  s.unwritten = m_guard.read_and_reset(m_stream);   // synchronises the stream
+  s.event_ns = m_end.since(m_start).count();
+  if (s.unwritten > 0) {
+    raise_proof(out, k_proof_output_not_written,
+                std::to_string(s.unwritten) + " output elements kept the poison of sample " + std::to_string(out.samples.size()));
+  }
+  out.samples.push_back(s);
+  m_window.push_back({id, &out, &p, out.samples.size() - 1});
+}
+
+void sampler::attribute(const std::vector<pending>& window) {
+  trace_batch batch = m_tracer.flush_and_take();
+  std::map<std::uint64_t, std::vector<const kernel_record*>> by_sample;
+  std::vector<const kernel_record*> strangers;
+  for (const auto& r : batch.kernels) {
+    auto ext = batch.external_id.find(r.correlation_id);
+    if (r.device_launched || ext == batch.external_id.end()) strangers.push_back(&r);
+    else if (ext->second != k_harness_id) by_sample[ext->second].push_back(&r);
+  }
+  for (const pending& p : window) {
+    sample& s = p.side->samples[p.index];
+    auto& recs = by_sample[p.id];
+    std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    const auto& launches = p.plan->plan->plan().launches;
+    if (batch.dropped > 0) s.problem = "DROPPED_RECORDS";
+    if (recs.size() < launches.size()) {
+      s.problem = "MISSING_RECORD";
+      raise_proof(*p.side, k_proof_not_executed,
+                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) + " launches");
+      continue;
+    }
+    if (recs.size() > launches.size()) {
+      raise_proof(*p.side, k_proof_foreign_kernel,
+                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) + " launches");
+    }
+    std::uint64_t first = UINT64_MAX, last = 0;
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < recs.size(); ++i) {
+      const kernel_record& r = *recs[i];
+      if (r.start_ns == 0 || r.end_ns == 0 || r.end_ns < r.start_ns) s.problem = "ZERO_TIMESTAMP";
+      first = std::min(first, r.start_ns);
+      last = std::max(last, r.end_ns);
+      total += static_cast<std::int64_t>(r.end_ns - r.start_ns);
+      if (i < launches.size()) {
+        const auto& l = launches[i];
+        bool grid_ok = r.grid[0] == static_cast<std::int32_t>(l.grid[0]) && r.grid[1] == static_cast<std::int32_t>(l.grid[1]) &&
+                       r.grid[2] == static_cast<std::int32_t>(l.grid[2]);
+        if (r.name != l.entry || !grid_ok) {
+          raise_proof(*p.side, k_proof_foreign_kernel,
+                      "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
+                          std::to_string(r.grid[2]) + " where the plan launches '" + l.entry + "'");
+        }
+      }
+    }
+    for (const kernel_record* r : strangers) {
+      if (r->start_ns < last && r->end_ns > first) {
+        raise_proof(*p.side, k_proof_foreign_kernel,
+                    std::string(r->device_launched ? "device-launched " : "") + "kernel '" + r->name +
+                        "' ran inside the sample's window");
+      }
+    }
+    if (s.problem.empty()) {
+      s.device_ns = total;
+      m_timed_ns += static_cast<double>(total);
+    }
+  }
+}
+
+void sampler::measure(const plan_under_test& ref, const plan_under_test& port, const verify::device_tensors& tensors,
+                      const timing_options& opt, side_result& ref_out, side_result& port_out) {
+  m_cold_l2 = opt.cold_l2;
+  for (int i = 0; i < opt.warmup_launches; ++i) {
+    run_untimed(ref, tensors);
+    run_untimed(port, tensors);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto cap = std::chrono::duration<double>(opt.time_cap_s);
+  for (int round = 0;; ++round) {
+    // ABBA, then BAAB: each side is sampled first as often as second.
+    bool ref_first = round % 2 == 0;
+    const plan_under_test* order[4] = {&ref, &port, &port, &ref};
+    if (!ref_first) std::swap(order[0], order[1]), std::swap(order[2], order[3]);
+    m_window.clear();
+    for (const auto* p : order) take_sample(*p, tensors, p == &ref ? ref_out : port_out);
+    attribute(m_window);
+    auto r = median_with_ci(valid_times(ref_out));
+    auto q = median_with_ci(valid_times(port_out));
+    auto n = std::min(ref_out.samples.size(), port_out.samples.size());
+    bool tight = r.rel_half_width <= opt.target_rel_ci && q.rel_half_width <= opt.target_rel_ci;
+    bool enough = static_cast<int>(n) >= opt.min_samples;
+    if ((enough && tight) || static_cast<int>(n) >= opt.max_samples ||
+        (enough && std::chrono::steady_clock::now() - start > cap)) {
+      break;
+    }
+  }
+  for (side_result* side : {&ref_out, &port_out}) {
+    auto stats = median_with_ci(valid_times(*side));
+    side->median_ns = stats.median;
+    side->rel_ci = stats.rel_half_width;
+    if (!valid_times(*side).empty()) {
+      side->timing = k_timing_valid;
+      continue;
+    }
+    side->timing = k_timing_no_samples;
+    for (const auto& smp : side->samples) {
+      if (smp.problem == "MISSING_RECORD") side->timing = k_timing_missing_records;
+      else if (smp.problem == "ZERO_TIMESTAMP") side->timing = k_timing_zero_timestamp;
+    }
+  }
+}
+
+}  // namespace portbench::measure

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/measure/worker.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <ostream>
+
+#include "portbench/bundle/bundle.hpp"
+#include "portbench/bundle/error.hpp"
+#include "portbench/cuda/cupti.hpp"
+#include "portbench/cuda/error.hpp"
+#include "portbench/measure/verdicts.hpp"
+#include "portbench/reference/spec.hpp"
+#include "portbench/verify/numerics.hpp"
+
+namespace portbench::measure {
+namespace {
+
+using json = nlohmann::json;
+
+reference::config config_of(const job_item& item) {
+  reference::config c;
+  c.op = item.op;
+  for (const auto& [key, v] : item.params.items()) {
+    if (v.is_null()) c.params[key] = std::monostate{};
+    else if (v.is_boolean()) c.params[key] = v.get<bool>();
+    else if (v.is_number_integer()) c.params[key] = v.get<std::int64_t>();
+    else if (v.is_number()) c.params[key] = v.get<double>();
+    else c.params[key] = v.get<std::string>();
+  }
+  return c;
+}
+
+std::string describe(const std::vector<reference::compare_report>& reports) {
+  std::string d;
+  for (const auto& r : reports) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s%s: %lld checked, %lld bad, max abs %.3g, max rel %.3g", d.empty() ? "" : "; ",
+                  r.tensor.c_str(), static_cast<long long>(r.checked), static_cast<long long>(r.bad), r.max_abs_err,
+                  r.max_rel_err);
+    d += buf;
+  }
+  return d;
+}
+
+std::vector<std::vector<std::byte>> output_bytes(const std::vector<reference::host_tensor>& host) {
+  std::vector<std::vector<std::byte>> out;
+  for (const auto& t : host) {
+    if (t.spec.role != reference::tensor_role::in) out.push_back(t.bytes);
+  }
+  return out;
+}
+
+// Numerics and determinism of one side: two launches with different poisons; the first is
+// compared with the fp64 reference, the second must reproduce it bit for bit.
+void check_side(const reference::operator_spec& op, const reference::config& cfg,
+                const std::vector<reference::host_tensor>& inputs, const verify::device_tensors& dev,
+                sampler& s, const output_guard& guard, const plan_under_test& p, side_report& rep) {
+  constexpr std::uint32_t k_first_poison = 0xFFFFFFFFu, k_second_poison = 0xFFF5FFF5u;
+  std::uint64_t unwritten = 0;
+  std::vector<std::vector<std::byte>> passes[2];
+  std::vector<reference::compare_report> reports;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::uint32_t poison = pass == 0 ? k_first_poison : k_second_poison;
+    dev.poison_outputs_async(s.stream(), poison);
+    s.run_untimed(p, dev);
+    for (const auto& o : dev.outputs()) guard.enqueue_count(s.stream(), o.address, o.bytes, o.element_size, poison);
+    unwritten += guard.read_and_reset(s.stream());
+    std::vector<reference::host_tensor> host = inputs;
+    dev.download_outputs(host);
+    passes[pass] = output_bytes(host);
+    if (pass == 0) reports = op.verify(cfg, host);
+  }
+  rep.numerics = verify::verdict_of(reports);
+  rep.numerics_detail = describe(reports);
+  if (unwritten > 0) {
+    rep.proof = k_proof_output_not_written;
+    rep.proof_detail = std::to_string(unwritten) + " output elements kept the poison in the numerics passes";
+  } else if (passes[0] != passes[1]) {
+    rep.proof = k_proof_nondeterministic;
+    rep.proof_detail = "two launches on the same inputs gave different outputs";
+  } else {
+    rep.proof = k_proof_executed;
+  }
+}
+
+void fill_timing(const side_result& r, side_report& rep) {
+  rep.samples = r.samples;
+  rep.median_ns = r.median_ns;
+  rep.rel_ci = r.rel_ci;
+  rep.timing = r.timing;
+  // The worst of the numerics passes and the timed samples stands.
+  auto rank = [](const std::string& p) {
+    if (p == k_proof_not_executed) return 4;
+    if (p == k_proof_foreign_kernel) return 3;
+    if (p == k_proof_output_not_written) return 2;
+    if (p == k_proof_nondeterministic) return 1;
+    return 0;
+  };
+  if (rank(r.proof) > rank(rep.proof)) {
+    rep.proof = r.proof;
+    rep.proof_detail = r.proof_detail;
+  }
+}
+
+}  // namespace
+
+int run_worker(const job& j, std::ostream& out) {
+  // CUPTI first: records of launches made before it is enabled are lost.
+  auto cupti = cuda::load_cupti();
+  cupti_tracer tracer(cupti);
+  auto ctx = cuda::context::open(j.device);
+  sm_clock clock(ctx->info().pci_bus_id);
+  output_guard guard(ctx);
+  sampler s(ctx, tracer, clock, guard);
+  std::map<std::string, bundle::bundle> bundles;
+  auto get_bundle = [&](const std::string& dir) -> const bundle::bundle& {
+    auto it = bundles.find(dir);
+    if (it == bundles.end()) it = bundles.emplace(dir, bundle::load_bundle(dir)).first;
+    return it->second;
+  };
+
+  for (const auto& item : j.items) {
+    out << json{{"event", "begin"}, {"index", item.index}}.dump() << "\n" << std::flush;
+    item_report rep;
+    rep.index = item.index;
+    auto t0 = std::chrono::steady_clock::now();
+    double timed_before = s.timed_device_seconds();
+    std::string side = "setup";
+    bool lost = false;
+    try {
+      const auto& ref = get_bundle(item.ref_bundle);
+      const auto& port = get_bundle(item.port_bundle);
+      rep.ref.frontend = ref.plan.frontend;
+      rep.port.frontend = port.plan.frontend;
+      reference::config cfg = config_of(item);
+      const auto* ref_plan = ref.plan.find(cfg);
+      const auto* port_plan = port.plan.find(cfg);
+      if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
+      const auto& op = reference::find_operator(cfg.op);
+      auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
+      verify::device_tensors dev(ctx, inputs, {ref_plan, port_plan});
+      side = "reference " + ref.plan.frontend;
+      bundle::loaded_plan lref(ctx, ref, *ref_plan);
+      plan_under_test pref{&lref, &ref};
+      check_side(op, cfg, inputs, dev, s, guard, pref, rep.ref);
+      side = "port " + port.plan.frontend;
+      bundle::loaded_plan lport(ctx, port, *port_plan);
+      plan_under_test pport{&lport, &port};
+      check_side(op, cfg, inputs, dev, s, guard, pport, rep.port);
+      side = "timing";
+      side_result rres, pres;
+      s.measure(pref, pport, dev, j.timing, rres, pres);
+      fill_timing(rres, rep.ref);
+      fill_timing(pres, rep.port);
+    } catch (const cuda::cuda_error& e) {
+      rep.status = k_status_error;
+      rep.error = side + ": " + e.what();
+      lost = e.is_sticky();
+    } catch (const std::exception& e) {
+      rep.status = k_status_error;
+      rep.error = side + ": " + e.what();
+    }
+    rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rep.timed_device_s = s.timed_device_seconds() - timed_before;
+    out << to_json(rep).dump() << "\n" << std::flush;
+    if (lost) return k_worker_exit_context_lost;
+  }
+  out << json{{"event", "done"}}.dump() << "\n" << std::flush;
+  return 0;
+}
+
+}  // namespace portbench::measure
