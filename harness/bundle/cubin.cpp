@@ -304,6 +304,15 @@ cubin_info inspect_cubin(std::span<const std::byte> image, const std::string& or
     info.toolkit = toolkit_from_note(r.slice(it->second->offset, it->second->size, ".note.nv.tkinfo"));
   }
 
+  for (const symbol& sym : symbols) {
+    for (const char* marker : {"cudaCDP2LaunchDevice", "cudaLaunchDevice", "cudaCDP2GetParameterBuffer",
+                               "cudaGetParameterBuffer"}) {
+      if (sym.name.find(marker) != std::string::npos) {
+        info.device_launch_symbols.push_back(sym.name);
+        break;
+      }
+    }
+  }
   std::map<std::uint32_t, std::string> symbol_by_index;
   for (std::size_t i = 0; i < symbols.size(); ++i) symbol_by_index[static_cast<std::uint32_t>(i)] = symbols[i].name;
 

@@ -23,6 +23,9 @@ void print_bundle(const bundle::bundle& b) {
     std::printf("cubin     %s  %s  %zu bytes  sha256 %.16s…%s%s\n", c.ref.file.c_str(), c.info.arch().c_str(),
                 c.image.size(), c.ref.sha256.c_str(), c.info.toolkit.empty() ? "" : "  ",
                 c.info.toolkit.c_str());
+    if (!c.info.device_launch_symbols.empty()) {
+      std::printf("          launches kernels from the device (%s)\n", c.info.device_launch_symbols.front().c_str());
+    }
     for (const auto& e : c.info.entries) {
       std::printf("  entry   %s%s\n", e.name.c_str(), e.tile_ir ? "  (Tile IR)" : "");
       std::printf("          registers %d  static shared %lld B  frame %d B", e.registers,

@@ -33,6 +33,9 @@ cupti_tracer::cupti_tracer(std::shared_ptr<const cuda::cupti_api> api) : m_api(s
   PB_CUPTI(a, cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
   PB_CUPTI(a, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   PB_CUPTI(a, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+  // External-correlation records are emitted per traced API call, so driver API activity must
+  // be on for launches to carry the pushed sample ids.
+  PB_CUPTI(a, cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
   // Kernels launched from the device (dynamic parallelism) may come as their own record kind;
   // not every platform offers it, and its absence only weakens one proof check.
   m_cdp_enabled = a.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CDP_KERNEL) == CUPTI_SUCCESS;
@@ -42,6 +45,7 @@ cupti_tracer::cupti_tracer(std::shared_ptr<const cuda::cupti_api> api) : m_api(s
 cupti_tracer::~cupti_tracer() {
   m_api->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   m_api->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  m_api->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
   if (m_cdp_enabled) m_api->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CDP_KERNEL);
   m_api->cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   g_active_tracer = nullptr;

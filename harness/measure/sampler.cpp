@@ -133,7 +133,10 @@ void sampler::attribute(const std::vector<pending>& window) {
     if (recs.size() < launches.size()) {
       s.problem = "MISSING_RECORD";
       raise_proof(*p.side, k_proof_not_executed,
-                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) + " launches");
+                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) +
+                      " launches (round: " + std::to_string(batch.kernels.size()) + " kernel records, " +
+                      std::to_string(batch.external_id.size()) + " correlations, " + std::to_string(strangers.size()) +
+                      " unattributed)");
       continue;
     }
     if (recs.size() > launches.size()) {

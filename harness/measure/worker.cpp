@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <ostream>
 
 #include "portbench/bundle/bundle.hpp"
@@ -85,6 +86,19 @@ void check_side(const reference::operator_spec& op, const reference::config& cfg
   }
 }
 
+// A plan whose cubin links the device runtime's launch calls can start work no host launch
+// accounts for; CUPTI does not always report such kernels, so the cubin itself is the evidence.
+void check_device_launches(const bundle::bundle& b, const bundle::config_plan& plan, side_report& rep) {
+  for (const auto& l : plan.launches) {
+    const auto& syms = b.cubin(l.cubin).info.device_launch_symbols;
+    if (!syms.empty()) {
+      rep.proof = k_proof_foreign_kernel;
+      rep.proof_detail = l.cubin + " launches kernels from the device (links " + syms.front() + ")";
+      return;
+    }
+  }
+}
+
 void fill_timing(const side_result& r, side_report& rep) {
   rep.samples = r.samples;
   rep.median_ns = r.median_ns;
@@ -115,6 +129,14 @@ int run_worker(const job& j, std::ostream& out) {
   output_guard guard(ctx);
   sampler s(ctx, tracer, clock, guard);
   std::map<std::string, bundle::bundle> bundles;
+  // Modules stay loaded for the worker's life: unloading one and loading the next at the same
+  // handle makes CUPTI report the old kernel's name for the new kernel's records.
+  std::map<std::string, std::unique_ptr<bundle::loaded_plan>> plans;
+  auto get_plan = [&](const bundle::bundle& b, const bundle::config_plan& p) -> const bundle::loaded_plan& {
+    auto& slot = plans[b.dir.string() + "|" + p.config.id()];
+    if (!slot) slot = std::make_unique<bundle::loaded_plan>(ctx, b, p);
+    return *slot;
+  };
   auto get_bundle = [&](const std::string& dir) -> const bundle::bundle& {
     auto it = bundles.find(dir);
     if (it == bundles.end()) it = bundles.emplace(dir, bundle::load_bundle(dir)).first;
@@ -142,13 +164,13 @@ int run_worker(const job& j, std::ostream& out) {
       auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
       verify::device_tensors dev(ctx, inputs, {ref_plan, port_plan});
       side = "reference " + ref.plan.frontend;
-      bundle::loaded_plan lref(ctx, ref, *ref_plan);
-      plan_under_test pref{&lref, &ref};
+      plan_under_test pref{&get_plan(ref, *ref_plan), &ref};
       check_side(op, cfg, inputs, dev, s, guard, pref, rep.ref);
+      check_device_launches(ref, *ref_plan, rep.ref);
       side = "port " + port.plan.frontend;
-      bundle::loaded_plan lport(ctx, port, *port_plan);
-      plan_under_test pport{&lport, &port};
+      plan_under_test pport{&get_plan(port, *port_plan), &port};
       check_side(op, cfg, inputs, dev, s, guard, pport, rep.port);
+      check_device_launches(port, *port_plan, rep.port);
       side = "timing";
       side_result rres, pres;
       s.measure(pref, pport, dev, j.timing, rres, pres);

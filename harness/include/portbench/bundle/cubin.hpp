@@ -38,6 +38,9 @@ struct cubin_info {
   bool arch_specific = false;   ///< the "a" targets (sm_90a), which run only on that exact SM
   int elf_abi_version = 0;
   std::string toolkit;          ///< from .note.nv.tkinfo where present, e.g. "ptxas 13.4.92"
+  /// The device runtime's launch entry points, if the cubin links them: its kernels can start
+  /// other kernels from the device (dynamic parallelism), work no host launch accounts for.
+  std::vector<std::string> device_launch_symbols;
   std::vector<cubin_entry> entries;
 
   [[nodiscard]] std::string arch() const;   ///< "sm_90" or "sm_90a"

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "portbench/store/merge.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "portbench/store/error.hpp"
+
+namespace portbench::store {
+namespace {
+
+void differ(std::vector<std::string>& out, const char* what, const std::string& a,
+            const std::string& b) {
+  if (a != b) out.push_back(std::string("different ") + what + " ('" + a + "' vs '" + b + "')");
+}
+
+bool same_run(const run_record& a, const run_record& b) {
+  return a.time_ns == b.time_ns && a.verdicts == b.verdicts && a.error == b.error &&
+         a.stats.count == b.stats.count &&
+         (a.stats.median_ns == b.stats.median_ns || (a.stats.count == 0 && b.stats.count == 0));
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void merge_provenance(provenance& into, const results_file& from) {
+  for (auto seed : from.provenance.seeds) {
+    if (std::find(into.seeds.begin(), into.seeds.end(), seed) == into.seeds.end()) {
+      into.seeds.push_back(seed);
+    }
+  }
+  for (const auto& b : from.provenance.bundles) {
+    if (std::find(into.bundles.begin(), into.bundles.end(), b) == into.bundles.end()) {
+      into.bundles.push_back(b);
+    }
+  }
+  auto history = nlohmann::json::parse(into.extra["merged_from"].empty() ? "[]" : into.extra["merged_from"],
+                                       nullptr, false);
+  if (!history.is_array()) history = nlohmann::json::array();
+  history.push_back({{"file", from.path.string()},
+                     {"created_utc", from.provenance.created_utc},
+                     {"git_revision", from.provenance.git_revision},
+                     {"command_line", from.provenance.command_line}});
+  into.extra["merged_from"] = history.dump();
+}
+
+}  // namespace
+
+std::vector<std::string> hard_conflicts(const provenance& a, const provenance& b) {
+  std::vector<std::string> out;
+  differ(out, "schema", a.schema, b.schema);
+  differ(out, "suite", a.suite, b.suite);
+  differ(out, "GPU", a.gpu_name, b.gpu_name);
+  differ(out, "reference front end", a.reference_frontend, b.reference_frontend);
+  differ(out, "port front end", a.port_frontend, b.port_frontend);
+  return out;
+}
+
+std::vector<std::string> soft_differences(const provenance& a, const provenance& b) {
+  std::vector<std::string> out;
+  differ(out, "driver", a.driver_version, b.driver_version);
+  differ(out, "SM clock", std::to_string(a.sm_clock_mhz), std::to_string(b.sm_clock_mhz));
+  differ(out, "memory clock", std::to_string(a.memory_clock_mhz), std::to_string(b.memory_clock_mhz));
+  differ(out, "CUDA", a.cuda_version, b.cuda_version);
+  differ(out, "CUPTI", a.cupti_version, b.cupti_version);
+  differ(out, "git revision", a.git_revision, b.git_revision);
+  return out;
+}
+
+merge_summary merge_into(results_file& into, const results_file& from, const merge_options& opts) {
+  merge_summary summary;
+  if (auto hard = hard_conflicts(into.provenance, from.provenance); !hard.empty()) {
+    if (!opts.force) {
+      throw store_error(from.path, "cannot merge with " + into.path.string() + ": " + join(hard));
+    }
+    summary.notes.push_back("merged despite " + join(hard) + " (forced)");
+  }
+  if (auto soft = soft_differences(into.provenance, from.provenance); !soft.empty()) {
+    summary.notes.push_back(from.path.string() + ": " + join(soft));
+  }
+  for (const auto& c : from.configs) {
+    config_results* target = into.find(c.info.id);
+    if (target == nullptr) {
+      into.configs.push_back(c);
+      ++summary.configs_added;
+      for (const auto& rr : c.roles) summary.runs_added += rr.runs.size();
+      continue;
+    }
+    if (target->info.op != c.info.op ||
+        nlohmann::json::parse(target->info.params_json, nullptr, false) !=
+            nlohmann::json::parse(c.info.params_json, nullptr, false)) {
+      throw store_error(from.path, "configuration '" + c.info.id +
+                                       "' has other operator or parameters than in " +
+                                       into.path.string());
+    }
+    for (const auto& rr : c.roles) {
+      role_results* trr = target->find(rr.role);
+      if (trr == nullptr) {
+        target->roles.push_back(rr);
+        summary.runs_added += rr.runs.size();
+        continue;
+      }
+      if (trr->frontend != rr.frontend) {
+        throw store_error(from.path, "configuration '" + c.info.id + "': " +
+                                         std::string(to_string(rr.role)) + " front end '" +
+                                         rr.frontend + "' differs from '" + trr->frontend + "' in " +
+                                         into.path.string());
+      }
+      for (const auto& run : rr.runs) {
+        bool duplicate = std::any_of(trr->runs.begin(), trr->runs.end(),
+                                     [&](const run_record& r) { return same_run(r, run); });
+        if (duplicate) {
+          ++summary.duplicate_runs_skipped;
+          continue;
+        }
+        run_record copy = run;
+        int next = 0;
+        for (const auto& r : trr->runs) next = std::max(next, r.run + 1);
+        copy.run = next;
+        trr->runs.push_back(std::move(copy));
+        ++summary.runs_added;
+      }
+    }
+  }
+  merge_provenance(into.provenance, from);
+  into.incomplete_runs += from.incomplete_runs;
+  into.unreadable_groups.insert(into.unreadable_groups.end(), from.unreadable_groups.begin(),
+                                from.unreadable_groups.end());
+  return summary;
+}
+
+void write_results(const std::filesystem::path& path, const results_file& results,
+                   const create_options& opts) {
+  results_writer w = results_writer::create(path, results.provenance, opts);
+  for (const auto& c : results.configs) {
+    w.add_config(c.info);
+    for (const auto& rr : c.roles) {
+      for (const auto& run : rr.runs) {
+        if (run.stats.count > 0 && run.time_ns.empty()) {
+          throw store_error(path, "cannot write run (" + run.config_id + ") without its samples");
+        }
+        w.append(run);
+      }
+    }
+  }
+  w.close();
+}
+
+}  // namespace portbench::store
