@@ -56,7 +56,7 @@ store::provenance make_provenance(const run_cli_options& o, const measure::sweep
   p.suite = plan.suite_name;
   p.seeds = {static_cast<std::int64_t>(o.sweep.seed)};
   const char* rev = std::getenv("PORTBENCH_GIT_REVISION");
-  p.git_revision = rev ? rev : capture("git rev-parse HEAD 2>/dev/null");
+  p.git_revision = rev ? rev : capture("git rev-parse --verify -q HEAD 2>/dev/null");
   if (p.git_revision.empty()) p.git_revision = "unknown";
   // The worker describes the device: the orchestrator itself never touches the GPU.
   std::string desc = capture("'" + o.sweep.worker_exe + "' worker --describe-device " +
