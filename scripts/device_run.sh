@@ -10,7 +10,11 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT="${OUT:-$ROOT/build/device-out}"
+# The device tool returns at most 8 files: logs go to $OUT/logs and come back as one archive.
+FINAL="$OUT"
+OUT="$FINAL/logs"
 mkdir -p "$OUT"
+trap 'tar -C "$FINAL" -czf "$FINAL/logs.tgz" logs && rm -rf "$FINAL/logs"' EXIT
 BIN=build/gpu/harness/cli/portbench
 
 {
@@ -33,16 +37,18 @@ ctest_rc=$?
 tail -15 "$OUT/ctest-gpu.log"
 
 echo "== portbench check bundles =="
-"$BIN" check bundles > "$OUT/check.txt" 2>&1
+"$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton bundles/cuda_cpp > "$OUT/check.txt" 2>&1
 check_rc=$?
 
 if "$BIN" --help 2>/dev/null | grep -q " run "; then
   echo "== smoke sweep =="
   bash scripts/smoke_sweep.sh "$OUT" > "$OUT/sweep.log" 2>&1
-  tail -30 "$OUT/sweep.log"
+  cp "$OUT"/*.h5 "$FINAL"/ 2>/dev/null
+  grep -E "^(==|geomean|wall|rms_norm|vector_add)" "$OUT/sweep.log" | tail -40
 fi
 
 echo
+grep -E "Test +#|tests passed|faults caught|^fault " "$OUT/ctest-gpu.log" | tail -20
 cat "$OUT/gpu.txt" | head -2
 echo "== portbench check (every front end, every smoke configuration) =="
 cat "$OUT/check.txt"

@@ -12,7 +12,9 @@
 #include "portbench/cuda/cupti.hpp"
 #include "portbench/cuda/error.hpp"
 #include "portbench/measure/verdicts.hpp"
+#include "portbench/reference/cache.hpp"
 #include "portbench/reference/spec.hpp"
+#include "portbench/reference/tolerance.hpp"
 #include "portbench/verify/numerics.hpp"
 
 namespace portbench::measure {
@@ -53,27 +55,30 @@ std::vector<std::vector<std::byte>> output_bytes(const std::vector<reference::ho
   return out;
 }
 
-// Numerics and determinism of one side: two launches with different poisons; the first is
-// compared with the fp64 reference, the second must reproduce it bit for bit.
-void check_side(const reference::operator_spec& op, const reference::config& cfg,
-                const std::vector<reference::host_tensor>& inputs, const verify::device_tensors& dev,
-                sampler& s, const output_guard& guard, const plan_under_test& p, side_report& rep) {
+// Numerics and determinism of one side: two launches with different poisons (in-place inputs
+// restored before each); the first is compared with the fp64 reference, the second must
+// reproduce it bit for bit. Returns the comparison reports; the verdict is judged later,
+// against the reference front end's own error.
+std::vector<reference::compare_report> check_side(const reference::operator_spec& op, const reference::config& cfg,
+                                                  const std::vector<reference::host_tensor>& inputs,
+                                                  const verify::device_tensors& dev, sampler& s,
+                                                  const output_guard& guard, const plan_under_test& p,
+                                                  const reference::verify_options& vopt, side_report& rep) {
   constexpr std::uint32_t k_first_poison = 0xFFFFFFFFu, k_second_poison = 0xFFF5FFF5u;
   std::uint64_t unwritten = 0;
   std::vector<std::vector<std::byte>> passes[2];
   std::vector<reference::compare_report> reports;
   for (int pass = 0; pass < 2; ++pass) {
     std::uint32_t poison = pass == 0 ? k_first_poison : k_second_poison;
-    dev.poison_outputs_async(s.stream(), poison);
+    dev.poison_outputs(poison, inputs);
     s.run_untimed(p, dev);
     for (const auto& o : dev.outputs()) guard.enqueue_count(s.stream(), o.address, o.bytes, o.element_size, poison);
     unwritten += guard.read_and_reset(s.stream());
     std::vector<reference::host_tensor> host = inputs;
     dev.download_outputs(host);
     passes[pass] = output_bytes(host);
-    if (pass == 0) reports = op.verify(cfg, host);
+    if (pass == 0) reports = op.verify(cfg, host, vopt);
   }
-  rep.numerics = verify::verdict_of(reports);
   rep.numerics_detail = describe(reports);
   if (unwritten > 0) {
     rep.proof = k_proof_output_not_written;
@@ -84,6 +89,7 @@ void check_side(const reference::operator_spec& op, const reference::config& cfg
   } else {
     rep.proof = k_proof_executed;
   }
+  return reports;
 }
 
 // A plan whose cubin links the device runtime's launch calls can start work no host launch
@@ -129,6 +135,8 @@ int run_worker(const job& j, std::ostream& out) {
   output_guard guard(ctx);
   sampler s(ctx, tracer, clock, guard);
   std::map<std::string, bundle::bundle> bundles;
+  // Expected values of sampled checks, shared by both sides of a configuration.
+  reference::reference_cache cache;
   // Modules stay loaded for the worker's life: unloading one and loading the next at the same
   // handle makes CUPTI report the old kernel's name for the new kernel's records.
   std::map<std::string, std::unique_ptr<bundle::loaded_plan>> plans;
@@ -161,15 +169,27 @@ int run_worker(const job& j, std::ostream& out) {
       const auto* port_plan = port.plan.find(cfg);
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
       const auto& op = reference::find_operator(cfg.op);
-      auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
+      const auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
       verify::device_tensors dev(ctx, inputs, {ref_plan, port_plan});
       side = "reference " + ref.plan.frontend;
       plan_under_test pref{&get_plan(ref, *ref_plan), &ref};
-      check_side(op, cfg, inputs, dev, s, guard, pref, rep.ref);
+      reference::verify_options vopt;
+      vopt.seed = item_seed(j.seed, cfg.id(), j.run);
+      vopt.cache = &cache;
+      vopt.original_inputs = &inputs;
+      auto ref_reports = check_side(op, cfg, inputs, dev, s, guard, pref, vopt, rep.ref);
+      // The reference front end is judged by the upstream tolerances, the port against the
+      // reference front end's own error (reference/tolerance.hpp).
+      auto ref_judged = reference::judge_all(ref_reports, {});
+      rep.ref.numerics = ref_judged.verdict;
+      if (!ref_judged.reason.empty()) rep.ref.numerics_detail += " | " + ref_judged.reason;
       check_device_launches(ref, *ref_plan, rep.ref);
       side = "port " + port.plan.frontend;
       plan_under_test pport{&get_plan(port, *port_plan), &port};
-      check_side(op, cfg, inputs, dev, s, guard, pport, rep.port);
+      auto port_reports = check_side(op, cfg, inputs, dev, s, guard, pport, vopt, rep.port);
+      auto port_judged = reference::judge_all(port_reports, ref_reports);
+      rep.port.numerics = port_judged.verdict;
+      if (!port_judged.reason.empty()) rep.port.numerics_detail += " | " + port_judged.reason;
       check_device_launches(port, *port_plan, rep.port);
       side = "timing";
       side_result rres, pres;

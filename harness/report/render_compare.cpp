@@ -43,20 +43,21 @@ std::string render_compare_markdown(const compare_data& d) {
   std::stable_sort(rows.begin(), rows.end(), [](const compare_row* a, const compare_row* b) {
     return order(a->result.verdict) < order(b->result.verdict);
   });
-  out += "| configuration | role | front end | baseline | current | change | 95% interval | p | "
-         "runs | verdict | note |\n|---|---|---|---:|---:|---:|---|---:|---|---|---|\n";
+  out += "| configuration | role | front end | baseline | current | change | 95% interval | "
+         "best of N | p | runs | verdict | note |\n|---|---|---|---:|---:|---:|---|---:|---:|---|---|---|\n";
   for (const auto* r : rows) {
     std::string fe = r->baseline_frontend == r->current_frontend || r->current_frontend.empty()
                          ? r->baseline_frontend
                          : r->baseline_frontend + " → " + r->current_frontend;
     out += fmt::format(
-        "| `{}` | {} | {} | {} | {} | {} | {} | {} | {}/{} | **{}** | {} |\n", detail::md_cell(r->config_id),
+        "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | **{}** | {} |\n", detail::md_cell(r->config_id),
         store::to_string(r->role), detail::md_cell(fe), detail::time_text(r->baseline_ns),
         detail::time_text(r->current_ns), detail::percent_text(r->result.ratio - 1.0),
         std::isfinite(r->result.low)
             ? fmt::format("[{}, {}]", detail::percent_text(r->result.low - 1.0),
                           detail::percent_text(r->result.high - 1.0))
             : std::string("—"),
+        detail::percent_text(r->result.best_ratio - 1.0),
         std::isfinite(r->result.p_value) ? fmt::format("{:.3g}", r->result.p_value) : std::string("—"),
         r->result.baseline_runs, r->result.current_runs, r->result.verdict, detail::md_cell(r->result.note));
   }
@@ -88,6 +89,7 @@ std::string render_compare_json(const compare_data& d) {
                     {"low", number(r.result.low)},
                     {"high", number(r.result.high)},
                     {"p_value", number(r.result.p_value)},
+                    {"best_ratio", number(r.result.best_ratio)},
                     {"method", r.result.method},
                     {"baseline_runs", r.result.baseline_runs},
                     {"current_runs", r.result.current_runs},

@@ -93,6 +93,14 @@ bool link_exists(hid_t parent, const std::string& name) {
   return check(H5Lexists(parent, name.c_str(), H5P_DEFAULT), "H5Lexists " + name) > 0;
 }
 
+plist_handle compact_attributes_plist(hid_t plist_class) {
+  plist_handle p{check(H5Pcreate(plist_class), "H5Pcreate")};
+  // A run group has ~20 attributes: keep them in the object header (one read, no heap) instead
+  // of HDF5's default dense storage above 8. Attributes over 64 KiB still go dense by themselves.
+  check(H5Pset_attr_phase_change(p.get(), 64, 48), "H5Pset_attr_phase_change");
+  return p;
+}
+
 bool path_exists(hid_t parent, const std::string& path) {
   std::size_t end = 0;
   while (end != std::string::npos) {
@@ -119,7 +127,8 @@ group_handle open_or_create_group(hid_t parent, const std::string& name) {
       if (link_exists(current.get(), part)) {
         next = open_group(current.get(), part);
       } else {
-        next = group_handle{check(H5Gcreate2(current.get(), part.c_str(), H5P_DEFAULT, H5P_DEFAULT,
+        plist_handle gcpl = compact_attributes_plist(H5P_GROUP_CREATE);
+        next = group_handle{check(H5Gcreate2(current.get(), part.c_str(), H5P_DEFAULT, gcpl.get(),
                                              H5P_DEFAULT),
                                   "create group " + part)};
       }

@@ -75,6 +75,9 @@ using datatype_handle = handle<&H5Tclose>;
 using attribute_handle = handle<&H5Aclose>;
 using plist_handle = handle<&H5Pclose>;
 
+/// Group (or file) creation properties that keep up to 64 attributes compact in the header.
+[[nodiscard]] plist_handle compact_attributes_plist(hid_t plist_class);
+
 /// Variable-length UTF-8 string type.
 [[nodiscard]] datatype_handle utf8_string_type();
 

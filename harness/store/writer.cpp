@@ -10,6 +10,8 @@
 #include "layout.hpp"
 #include "portbench/stats/summary.hpp"
 #include "portbench/store/error.hpp"
+#include "portbench/store/merge.hpp"
+#include "portbench/store/reader.hpp"
 #include "portbench/store/verdicts.hpp"
 #include "provenance_io.hpp"
 
@@ -125,9 +127,13 @@ results_writer results_writer::create(const std::filesystem::path& path, const s
   s->prov = prov;
   s->prov.schema = std::string(schema_version);
   if (s->prov.created_utc.empty()) s->prov.created_utc = utc_now();
+  // Written under a temporary name and renamed once its first flush is done, so that a kill
+  // during creation never leaves a half-made file at `path`.
+  std::filesystem::path partial = path;
+  partial += ".partial";
   detail::plist_handle fapl = detail::file_access_plist();
-  hid_t id = H5Fcreate(path.c_str(), opts.overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
-                       fapl.get());
+  detail::plist_handle fcpl = detail::compact_attributes_plist(H5P_FILE_CREATE);
+  hid_t id = H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get());
   if (id < 0) throw store_error(path, detail::describe_failure("cannot create"));
   s->file = detail::file_handle{id};
   try {
@@ -137,20 +143,62 @@ results_writer results_writer::create(const std::filesystem::path& path, const s
     throw store_error(path, e.what());
   }
   s->flush();
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) throw store_error(path, "cannot create: rename from " + partial.string() + ": " + ec.message());
   return results_writer(std::move(s));
 }
 
+namespace {
+
+/// Rewrites a file whose crash damage cannot be removed in place: every readable configuration
+/// and complete run goes to a fresh file that replaces it; the original is kept as
+/// "<path>.damaged".
+void rebuild(const std::filesystem::path& path) {
+  results_file good = read_results(path);
+  std::filesystem::path fresh = path;
+  fresh += ".rebuilt";
+  write_results(fresh, good, {.overwrite = true});
+  std::filesystem::path kept = path;
+  kept += ".damaged";
+  std::error_code ec;
+  std::filesystem::rename(path, kept, ec);
+  if (!ec) std::filesystem::rename(fresh, path, ec);
+  if (ec) throw store_error(path, "cannot replace the damaged file: " + ec.message());
+}
+
+}  // namespace
+
 results_writer results_writer::resume(const std::filesystem::path& path) {
-  auto s = std::make_unique<state>();
-  s->path = path;
-  s->file = detail::open_results_file(path, /*writable=*/true);
-  try {
-    std::vector<std::string> incomplete;
-    results_file contents = detail::read_contents(s->file.get(), path, /*samples=*/false, &incomplete);
-    for (const auto& p : incomplete) {
-      detail::check(H5Ldelete(s->file.get(), p.c_str(), H5P_DEFAULT), "remove cut-short group " + p);
+  for (int attempt = 0;; ++attempt) {
+    auto s = std::make_unique<state>();
+    s->path = path;
+    s->file = detail::open_results_file(path, /*writable=*/true);
+    results_file contents;
+    std::vector<std::string> removable;
+    try {
+      contents = detail::read_contents(s->file.get(), path, /*samples=*/false, &removable);
+      if (contents.unreadable_groups.empty()) {
+        for (const auto& p : removable) {
+          detail::check(H5Ldelete(s->file.get(), p.c_str(), H5P_DEFAULT), "remove cut-short run " + p);
+        }
+        s->flush();
+      }
+    } catch (const detail::h5_error& e) {
+      contents.unreadable_groups.push_back(e.what());
+    } catch (const store_error& e) {
+      contents.unreadable_groups.push_back(e.what());
     }
-    s->removed_incomplete = static_cast<std::int64_t>(incomplete.size());
+    if (!contents.unreadable_groups.empty()) {
+      if (attempt > 0) {
+        throw store_error(path, "cannot resume: still damaged after a rebuild: " +
+                                    contents.unreadable_groups.front());
+      }
+      s->file.reset();
+      rebuild(path);
+      continue;
+    }
+    s->removed_incomplete = static_cast<std::int64_t>(removable.size());
     s->prov = std::move(contents.provenance);
     for (const auto& c : contents.configs) {
       s->configs[c.info.id] = {detail::config_group_path(c.info.id, c.info.op), c.info};
@@ -160,11 +208,8 @@ results_writer results_writer::resume(const std::filesystem::path& path) {
       }
     }
     s->next_ordinal = static_cast<std::int64_t>(contents.configs.size());
-  } catch (const detail::h5_error& e) {
-    throw store_error(path, e.what());
+    return results_writer(std::move(s));
   }
-  s->flush();
-  return results_writer(std::move(s));
 }
 
 void results_writer::add_config(const config_info& config) {

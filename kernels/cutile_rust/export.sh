@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # kernels/cutile_rust/export.sh SUITE OUTDIR
 # Writes OUTDIR/<operator>/manifest.json (+ cubins, Tile IR text) for every configuration of
-# SUITE whose operator the cuTile Rust front end has (vector_add, rms_norm). OUTDIR is the
+# SUITE whose operator the cuTile Rust front end has (plan::OPERATORS). OUTDIR is the
 # front end's bundle folder, e.g. bundles/cutile_rust. No GPU needed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -17,6 +17,14 @@ from portbench_export.triton import ptx_entry_params
 
 EXPECTED_ARCH = {"cutile_python": "sm_90a", "triton": "sm_90a", "cuda_cpp": "sm_90"}
 SUITES = {"smoke": SMOKE, "edge": EDGE}
+BASE_OPS = {"vector_add", "rms_norm"}
+NEW_OPS = {"layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout"}
+FE_OPS = {"cutile_python": BASE_OPS | NEW_OPS, "triton": BASE_OPS | NEW_OPS, "cuda_cpp": BASE_OPS}
+
+
+def _suite_ops(suite) -> set[str]:
+    import json
+    return {c["op"] for c in json.loads(suite.read_text())["configs"]}
 
 
 @pytest.fixture(params=["smoke", "edge"])
@@ -32,7 +40,9 @@ def test_export_succeeds_and_validates(fe, suite_run):
     assert r.rc == 0, r.stderr
     assert r.stderr.strip() == "" or "error" not in r.stderr
     ms = manifests(r.out)
-    assert set(ms) == {"vector_add", "rms_norm"}
+    assert set(ms) == FE_OPS[fe] & _suite_ops(SUITES[name])
+    if name == "smoke":   # the smoke suite has every operator of every front end
+        assert set(ms) == FE_OPS[fe]
     for op, m in ms.items():
         assert f"exported {fe}/{op}:" in r.stdout
         assert validate_bundle(r.out / op) == [], f"{fe}/{op}"
@@ -107,6 +117,28 @@ def _array_abi(params, tensor, rank, itype):
         + [{"kind": "stride", "tensor": tensor, "dim": d, "type": itype} for d in range(rank)])
 
 
+def _cutile_expected(op: str, p: dict) -> list:
+    """(tensor, rank) arrays then literal types of each cuTile entry, per docs/exporters.md."""
+    if op == "vector_add":
+        return [("x", 1), ("y", 1), ("out", 1)]
+    if op == "rms_norm":
+        return [("x", 2), ("w", 1), ("y", 2), "f32"]
+    if op == "softmax":
+        return [("x", 2), ("y", 2)]
+    if op == "layer_norm_legacy":
+        stats = [("mean", 1), ("rstd", 1)] if p.get("variant") == "persistent_layer_norm" else []
+        return [("x", 2), ("w", 1), ("b", 1), ("y", 2)] + stats + ["f32", "f32"]
+    if op == "rope":
+        return [("q", 4), ("k", 4), ("cos", 3), ("sin", 3)]
+    if op == "silu_and_mul":
+        return [("x", 3), ("y", 3)]
+    if op == "swiglu":
+        return [("a", 3), ("b", 3), ("c", 3)]
+    if op == "dropout":
+        return ([("x", 1)] if p.get("inplace") else [("x", 1), ("y", 1)]) + ["u32", "u32", "f32"]
+    raise KeyError(op)
+
+
 def test_cutile_abi(smoke_runs, edge_runs):
     for runs in (smoke_runs, edge_runs):
         out = runs["cutile_python"].out
@@ -115,25 +147,38 @@ def test_cutile_abi(smoke_runs, edge_runs):
                 (l,) = cfg["launches"]
                 assert l["block"] == [1, 1, 1] and l["shared_bytes"] == 0 and l["cluster"] == [1, 1, 1]
                 p = l["params"]
+                itype = cfg["tuning"]["index_type"]
+                at = 0
+                for item in _cutile_expected(op, cfg["params"]):
+                    if isinstance(item, tuple):
+                        assert _array_abi(p[at:], item[0], item[1], itype), (op, cfg["params"], at)
+                        at += 1 + 2 * item[1]
+                    else:
+                        assert p[at]["kind"] == "literal" and p[at]["type"] == item, (op, at)
+                        at += 1
+                assert at == len(p)
+                tu = cfg["tuning"]
                 if op == "vector_add":
-                    assert len(p) == 9
-                    assert all(_array_abi(p[3 * i:], t, 1, "i32") for i, t in enumerate(("x", "y", "out")))
-                    assert l["grid"] == [-(-cfg["params"]["n"] // cfg["tuning"]["tile"]), 1, 1]
-                else:
-                    assert len(p) == 14
-                    assert _array_abi(p, "x", 2, "i32") and _array_abi(p[5:], "w", 1, "i32")
-                    assert _array_abi(p[8:], "y", 2, "i32")
-                    assert p[13] == {"kind": "literal", "type": "f32", "value": 1e-5}
-                    assert l["grid"] == [-(-cfg["params"]["m"] // cfg["tuning"]["tile_m"]), 1, 1]
-                    tile_n = cfg["tuning"]["tile_n"]
+                    assert l["grid"] == [-(-cfg["params"]["n"] // tu["tile"]), 1, 1]
+                elif op in ("rms_norm", "softmax", "layer_norm_legacy"):
+                    assert l["grid"] == [-(-cfg["params"]["m"] // tu["tile_m"]), 1, 1]
+                    tile_n = tu["tile_n"]
                     assert tile_n & (tile_n - 1) == 0
-                    assert (tile_n >= cfg["params"]["n"]) == cfg["tuning"]["single_tile_row"]
+                    assert (tile_n >= cfg["params"]["n"]) == tu["single_tile_row"]
+                if op == "rms_norm":
+                    assert p[13] == {"kind": "literal", "type": "f32", "value": cfg["params"].get("eps", 1e-5)}
+                    if "mode" in cfg["params"]:
+                        assert tu["mode"] == cfg["params"]["mode"]
                 # the Tile IR text is kept and its entry takes exactly these arguments
                 (ir,) = [c["ir"] for c in m["cubins"] if c["file"] == l["cubin"]][0]
                 text = (out / op / ir).read_text()
                 head = re.search(rf"entry @{re.escape(l['entry'])}\((.*?)\)\s*optimization_hints", text)
                 assert head, f"no entry @{l['entry']} in {ir}"
                 assert len(re.findall(r"%arg\d+:", head.group(1))) == len(p)
+
+
+TRITON_ENTRIES = {"layer_norm_legacy": ("layer_norm_legacy_kernel", "persistent_layer_norm_kernel"),
+                  "dropout": ("dropout_kernel", "dropout_inplace_kernel")}
 
 
 def test_triton_abi(smoke_runs, edge_runs):
@@ -144,7 +189,7 @@ def test_triton_abi(smoke_runs, edge_runs):
                 (l,) = cfg["launches"]
                 assert l["block"] == [32 * cfg["tuning"]["num_warps"], 1, 1]
                 assert l["params"][-2:] == [{"kind": "null"}, {"kind": "null"}] and cfg["scratch"] == []
-                assert l["entry"] == f"{op}_kernel"
+                assert l["entry"] in TRITON_ENTRIES.get(op, (f"{op}_kernel",))
                 irs = [c["ir"] for c in m["cubins"] if c["file"] == l["cubin"]][0]
                 ptx = (out / op / [i for i in irs if i.endswith(".ptx.txt")][0]).read_text()
                 assert ptx_entry_params(ptx, l["entry"]) == [param_bytes(p) for p in l["params"]]
@@ -153,7 +198,9 @@ def test_triton_abi(smoke_runs, edge_runs):
                 assert f"tt.func public @{l['entry']}" in ttgir
                 # no argument was silently specialised away: inner strides are never arguments,
                 # and every integer argument that is one is still in the prototype
-                assert not any(p["kind"] == "stride" and p["dim"] == 1 for p in l["params"])
+                inner = {"q": 3, "k": 3, "cos": 2, "sin": 2} if op == "rope" else {}
+                assert not any(p["kind"] == "stride" and p["dim"] == inner.get(p["tensor"], 1)
+                               for p in l["params"])
                 if op == "vector_add" and cfg["params"]["n"] == 1:
                     assert {"kind": "extent", "tensor": "x", "dim": 0, "type": "i32"} in l["params"]
 

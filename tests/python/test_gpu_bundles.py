@@ -20,6 +20,7 @@ def _driver_error() -> str | None:
 
 
 _NO_DRIVER = _driver_error()
+GPU_LAUNCH_OPS = ("vector_add", "rms_norm")   # operators gpu_launch.py has a reference for
 # Decided before any fixture runs, so a CPU machine does not export for nothing.
 pytestmark = pytest.mark.skipif(_NO_DRIVER is not None,
                                 reason=f"no CUDA driver here ({_NO_DRIVER}); run on the GPU host")
@@ -33,5 +34,7 @@ def test_bundles_compute_the_operator_on_gpu(fe, suite, smoke_runs, edge_runs):
     runs = smoke_runs if suite == "smoke" else edge_runs
     assert runs[fe].rc == 0, runs[fe].stderr
     for bundle in sorted(p.parent for p in runs[fe].out.glob("*/manifest.json")):
+        if bundle.name not in GPU_LAUNCH_OPS:   # the others are checked by `portbench check`
+            continue
         for r in gpu_launch.run_bundle(cuda, bundle, timing_reps=1):
             assert r["verdict"] == "pass", (bundle.name, r)

@@ -127,6 +127,10 @@ pub enum KernelArg {
     /// (its launch partition); `strides` are the tensor's strides in elements
     /// (contiguous row-major in portbench), needed for the partition-stride literals.
     Tensor { name: String, strides: Vec<i64>, partition: Option<Vec<i64>> },
+    /// A tensor parameter that sees the operator's tensor `name` reshaped (e.g. `x[b, s, 2h]`
+    /// as `[b*s, 2, h]`): the pointer binds to the tensor, the view's extents and strides
+    /// are `literal`s of the configuration. `partition` as for [`KernelArg::Tensor`].
+    View { name: String, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A scalar parameter and the value this configuration passes.
     Scalar { name: String, ty: ScalarType, value: LitValue },
 }
@@ -141,49 +145,56 @@ pub struct EntryParam {
     pub param: Param,
 }
 
+/// Entry parameters of one tensor argument; `view_shape` makes extents and strides literals.
+fn push_tensor(
+    out: &mut Vec<EntryParam>,
+    name: &str,
+    view_shape: Option<&[i64]>,
+    strides: &[i64],
+    partition: Option<&[i64]>,
+) {
+    let i32t = ScalarType::I32;
+    let lit = |v: i64| Param::Literal { ty: i32t, value: LitValue::Int(v) };
+    let rank = strides.len();
+    out.push(EntryParam { ir_name: format!("{name}_ptr"), ir_type: "ptr".into(), param: Param::Ptr { tensor: name.into() } });
+    for d in 0..rank {
+        let param = match view_shape {
+            Some(shape) => lit(shape[d]),
+            None => Param::Extent { tensor: name.into(), dim: d, ty: i32t },
+        };
+        out.push(EntryParam { ir_name: format!("{name}_dim_{d}"), ir_type: "i32".into(), param });
+    }
+    for (d, &s) in strides.iter().enumerate() {
+        let param = match view_shape {
+            Some(_) => lit(s),
+            None => Param::Stride { tensor: name.into(), dim: d, ty: i32t },
+        };
+        out.push(EntryParam { ir_name: format!("{name}_stride_{d}"), ir_type: "i32".into(), param });
+    }
+    if let Some(tile) = partition {
+        for (d, &t) in tile.iter().enumerate() {
+            out.push(EntryParam { ir_name: format!("{name}_partition_dim_{d}"), ir_type: "i32".into(), param: lit(t) });
+        }
+        for (d, &s) in strides.iter().enumerate() {
+            out.push(EntryParam {
+                ir_name: format!("{name}_partition_stride_{d}"),
+                ir_type: "i32".into(),
+                param: lit(s),
+            });
+        }
+    }
+}
+
 /// Expands a kernel's parameters into its entry parameters (the table in the module docs).
 pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
-    let i32t = ScalarType::I32;
     let mut out = Vec::new();
     for arg in args {
         match arg {
             KernelArg::Tensor { name, strides, partition } => {
-                let rank = strides.len();
-                out.push(EntryParam {
-                    ir_name: format!("{name}_ptr"),
-                    ir_type: "ptr".into(),
-                    param: Param::Ptr { tensor: name.clone() },
-                });
-                for d in 0..rank {
-                    out.push(EntryParam {
-                        ir_name: format!("{name}_dim_{d}"),
-                        ir_type: "i32".into(),
-                        param: Param::Extent { tensor: name.clone(), dim: d, ty: i32t },
-                    });
-                }
-                for d in 0..rank {
-                    out.push(EntryParam {
-                        ir_name: format!("{name}_stride_{d}"),
-                        ir_type: "i32".into(),
-                        param: Param::Stride { tensor: name.clone(), dim: d, ty: i32t },
-                    });
-                }
-                if let Some(tile) = partition {
-                    for (d, &t) in tile.iter().enumerate() {
-                        out.push(EntryParam {
-                            ir_name: format!("{name}_partition_dim_{d}"),
-                            ir_type: "i32".into(),
-                            param: Param::Literal { ty: i32t, value: LitValue::Int(t) },
-                        });
-                    }
-                    for (d, &s) in strides.iter().enumerate() {
-                        out.push(EntryParam {
-                            ir_name: format!("{name}_partition_stride_{d}"),
-                            ir_type: "i32".into(),
-                            param: Param::Literal { ty: i32t, value: LitValue::Int(s) },
-                        });
-                    }
-                }
+                push_tensor(&mut out, name, None, strides, partition.as_deref());
+            }
+            KernelArg::View { name, shape, strides, partition } => {
+                push_tensor(&mut out, name, Some(shape), strides, partition.as_deref());
             }
             KernelArg::Scalar { name, ty, value } => out.push(EntryParam {
                 ir_name: name.clone(),
@@ -404,5 +415,20 @@ mod tests {
         let mut wrong = expected.clone();
         wrong[2].ir_type = "i32".into();
         assert!(check_against_ir(&wrong, &got).is_err());
+    }
+    #[test]
+    fn view_args_pass_literal_extents() {
+        let args = vec![
+            KernelArg::View { name: "x".into(), shape: vec![6, 2, 4], strides: vec![8, 4, 1], partition: None },
+            KernelArg::View { name: "y".into(), shape: vec![6, 4], strides: vec![4, 1], partition: Some(vec![2, 4]) },
+        ];
+        let p = entry_params(&args);
+        assert_eq!(p.len(), 7 + 9);
+        assert_eq!(p[0].param, Param::Ptr { tensor: "x".into() });
+        let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
+        assert_eq!(p[1..7].iter().map(|e| e.param.clone()).collect::<Vec<_>>(), [6, 2, 4, 8, 4, 1].map(lit));
+        assert_eq!(p[7].param, Param::Ptr { tensor: "y".into() });
+        assert_eq!(p[12].ir_name, "y_partition_dim_0");
+        assert_eq!(p[15].param, lit(1));
     }
 }

@@ -32,8 +32,8 @@ pub mod portbench_kernels {
     }
 
     /// Row-wise RMS normalisation of `x[m, n]` with weight `w[n]`:
-    /// `y = x * rsqrt(mean(x^2 over the row) + eps) * w`, accumulated in f32 and
-    /// stored in the input element type.
+    /// `y = x * rsqrt(mean(x^2 over the row) + eps) * (offset + w)`, accumulated in f32
+    /// and stored in the input element type.
     ///
     /// One tile block handles `BM` whole rows: `BN >= n` (a power of two), so the
     /// grid is `(ceil(m / BM), 1, 1)`. The padded columns read as zero, which leaves the
@@ -44,6 +44,7 @@ pub mod portbench_kernels {
         w: &Tensor<T, { [-1] }>,
         y: &mut Tensor<T, { [BM, BN] }>,
         eps: f32,
+        offset: f32,
     ) {
         let xt: Tile<T, { [BM, BN] }> = x.load_like(y);
         let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
@@ -58,10 +59,343 @@ pub mod portbench_kernels {
 
         let wt: Tile<T, { [BN] }> = w.load_tile(shape![BN], [0i32]);
         let wf: Tile<f32, { [BN] }> = convert_tile(wt);
-        let wf: Tile<f32, { [BM, BN] }> = wf.reshape(shape![1, BN]).broadcast(y.shape());
+        let off_t: Tile<f32, { [BN] }> = offset.broadcast(shape![BN]);
+        let wf: Tile<f32, { [BM, BN] }> = (wf + off_t).reshape(shape![1, BN]).broadcast(y.shape());
 
         let yf: Tile<f32, { [BM, BN] }> = xf * inv_rms * wf;
         let yt: Tile<T, { [BM, BN] }> = convert_tile(yf);
         y.store(yt);
+    }
+
+    /// rms_norm for rows wider than one tile: `BM` rows per block, the row walked in
+    /// `BN`-column chunks twice (sum of squares, then scale and store; the second read of
+    /// a block's rows mostly hits L2). `y` is written through a full-tensor partition
+    /// (the block's rows `pid.0`, chunk `j`); partial chunks are masked by the view.
+    #[cutile::entry()]
+    unsafe fn rms_norm_loop<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        w: &Tensor<T, { [-1] }>,
+        y: &Tensor<T, { [-1, -1] }>,
+        eps: f32,
+        offset: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xp: Partition<T, { [BM, BN] }> = x.partition(shape![BM, BN]);
+        let wp: Partition<T, { [BN] }> = w.partition(shape![BN]);
+        let nt: i32 = num_tiles(&xp, 1i32);
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            acc = acc + xf * xf;
+        }
+        let sum_sq: Tile<f32, { [BM] }> = reduce_sum(acc, 1i32);
+        let n: i32 = get_shape_dim(x.shape(), 1i32);
+        let n_f: f32 = convert_scalar::<f32>(n);
+        let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
+        let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
+        let inv_rms: Tile<f32, { [BM] }> = rsqrt(sum_sq / n_t + eps_t, ftz::Disabled);
+        let inv_rms: Tile<f32, { [BM, BN] }> = inv_rms.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let off_t: Tile<f32, { [BN] }> = offset.broadcast(shape![BN]);
+        let mut yp: PartitionMut<T, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            let wt: Tile<T, { [BN] }> = wp.load([j]);
+            let wf: Tile<f32, { [BN] }> = convert_tile(wt);
+            let wf: Tile<f32, { [BM, BN] }> = (wf + off_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let yt: Tile<T, { [BM, BN] }> = convert_tile(xf * inv_rms * wf);
+            unsafe { yp.store_unchecked(yt, [pid.0, j]) };
+        }
+    }
+
+    /// layer_norm_legacy: `y = (x - mean) * rsqrt(var + eps) * (w + shift) + b` per row of
+    /// `x[m, n]`, biased variance, f32 accumulation. Tiles as rms_norm (`BN >= n`); the
+    /// padded columns are zero in `x` and masked out of the centred values.
+    #[cutile::entry()]
+    fn layer_norm<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        w: &Tensor<T, { [-1] }>,
+        b: &Tensor<T, { [-1] }>,
+        y: &mut Tensor<T, { [BM, BN] }>,
+        eps: f32,
+        shift: f32,
+    ) {
+        let xt: Tile<T, { [BM, BN] }> = x.load_like(y);
+        let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+        let n: i32 = get_shape_dim(x.shape(), 1i32);
+        let n_f: f32 = convert_scalar::<f32>(n);
+        let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
+        let sum_x: Tile<f32, { [BM] }> = reduce_sum(xf, 1i32);
+        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let n_i: Tile<i32, { [BN] }> = n.broadcast(shape![BN]);
+        let valid: Tile<bool, { [BN] }> = lt_tile(cols, n_i);
+        let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
+        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(d * d, 1i32);
+        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
+        let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
+        let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let wt: Tile<T, { [BN] }> = w.load_tile(shape![BN], [0i32]);
+        let bt: Tile<T, { [BN] }> = b.load_tile(shape![BN], [0i32]);
+        let shift_t: Tile<f32, { [BN] }> = shift.broadcast(shape![BN]);
+        let wf: Tile<f32, { [BN] }> = convert_tile(wt);
+        let wf: Tile<f32, { [BM, BN] }> = (wf + shift_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let bf: Tile<f32, { [BN] }> = convert_tile(bt);
+        let bf: Tile<f32, { [BM, BN] }> = bf.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let yt: Tile<T, { [BM, BN] }> = convert_tile(d * rs_b * wf + bf);
+        y.store(yt);
+    }
+
+    /// persistent_layer_norm (layer_norm_legacy with `variant = persistent_layer_norm`):
+    /// [`layer_norm`] that also stores the row mean and rstd (f32, `[m]`).
+    #[cutile::entry()]
+    fn layer_norm_stats<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        w: &Tensor<T, { [-1] }>,
+        b: &Tensor<T, { [-1] }>,
+        y: &mut Tensor<T, { [BM, BN] }>,
+        mean: &mut Tensor<f32, { [BM] }>,
+        rstd: &mut Tensor<f32, { [BM] }>,
+        eps: f32,
+        shift: f32,
+    ) {
+        let xt: Tile<T, { [BM, BN] }> = x.load_like(y);
+        let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+        let n: i32 = get_shape_dim(x.shape(), 1i32);
+        let n_f: f32 = convert_scalar::<f32>(n);
+        let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
+        let sum_x: Tile<f32, { [BM] }> = reduce_sum(xf, 1i32);
+        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let n_i: Tile<i32, { [BN] }> = n.broadcast(shape![BN]);
+        let valid: Tile<bool, { [BN] }> = lt_tile(cols, n_i);
+        let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
+        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(d * d, 1i32);
+        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
+        let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
+        let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let wt: Tile<T, { [BN] }> = w.load_tile(shape![BN], [0i32]);
+        let bt: Tile<T, { [BN] }> = b.load_tile(shape![BN], [0i32]);
+        let shift_t: Tile<f32, { [BN] }> = shift.broadcast(shape![BN]);
+        let wf: Tile<f32, { [BN] }> = convert_tile(wt);
+        let wf: Tile<f32, { [BM, BN] }> = (wf + shift_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let bf: Tile<f32, { [BN] }> = convert_tile(bt);
+        let bf: Tile<f32, { [BM, BN] }> = bf.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let yt: Tile<T, { [BM, BN] }> = convert_tile(d * rs_b * wf + bf);
+        y.store(yt);
+        mean.store(mu);
+        rstd.store(rs);
+    }
+
+    /// Row softmax of `x[m, n]` in f32: `BM` whole rows per block (`BN >= n`); the padded
+    /// columns load as -inf, so they add nothing to the max or the sum.
+    #[cutile::entry()]
+    fn softmax<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        y: &mut Tensor<T, { [BM, BN] }>,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let tok: Token = get_tensor_token(x);
+        let xp: Partition<T, { [BM, BN] }> =
+            unsafe { make_partition_view(x, shape![BM, BN], padding::NegInf, dim_map::Identity, tok) };
+        let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, 0i32]);
+        let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+        let mx: Tile<f32, { [BM] }> = reduce_max(xf, 1i32);
+        let mx_b: Tile<f32, { [BM, BN] }> = mx.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let e: Tile<f32, { [BM, BN] }> = exp(xf - mx_b);
+        let s: Tile<f32, { [BM] }> = reduce_sum(e, 1i32);
+        let one: Tile<f32, { [BM] }> = constant(1.0f32, shape![BM]);
+        let inv: Tile<f32, { [BM] }> = one / s;
+        let inv_b: Tile<f32, { [BM, BN] }> = inv.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let yt: Tile<T, { [BM, BN] }> = convert_tile(e * inv_b);
+        y.store(yt);
+    }
+
+    /// rotate-half RoPE, in place on `q [B, HQ, S, D]` and `k [B, HK, S, D]` (views of
+    /// `[B, S, H, D]` storage). Block `(s_tile, b)` rotates positions
+    /// `s_tile*BS .. +BS` of batch `b`, all heads; `HALF = rope_dim / 2` columns per half.
+    /// Columns past `rope_dim` are neither read nor written (in place, they pass through).
+    #[cutile::entry()]
+    unsafe fn rope<T: ElementType, const HQ: i32, const HK: i32, const BS: i32, const HALF: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        cos: &Tensor<T, { [-1, -1, -1] }>,
+        sin: &Tensor<T, { [-1, -1, -1] }>,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let st: i32 = pid.0;
+        let bi: i32 = pid.1;
+        let cp: Partition<T, { [1, BS, HALF] }> = cos.partition(shape![1, BS, HALF]);
+        let sp: Partition<T, { [1, BS, HALF] }> = sin.partition(shape![1, BS, HALF]);
+        let c1t: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 0i32]);
+        let c2t: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 1i32]);
+        let s1t: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 0i32]);
+        let s2t: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 1i32]);
+        let c1: Tile<f32, { [1, BS, HALF] }> = convert_tile(c1t);
+        let c2: Tile<f32, { [1, BS, HALF] }> = convert_tile(c2t);
+        let s1: Tile<f32, { [1, BS, HALF] }> = convert_tile(s1t);
+        let s2: Tile<f32, { [1, BS, HALF] }> = convert_tile(s2t);
+        let c1: Tile<f32, { [1, 1, BS, HALF] }> = c1.reshape(shape![1, 1, BS, HALF]);
+        let c2: Tile<f32, { [1, 1, BS, HALF] }> = c2.reshape(shape![1, 1, BS, HALF]);
+        let s1: Tile<f32, { [1, 1, BS, HALF] }> = s1.reshape(shape![1, 1, BS, HALF]);
+        let s2: Tile<f32, { [1, 1, BS, HALF] }> = s2.reshape(shape![1, 1, BS, HALF]);
+
+        let qp: Partition<T, { [1, HQ, BS, HALF] }> = q.partition(shape![1, HQ, BS, HALF]);
+        let q1t: Tile<T, { [1, HQ, BS, HALF] }> = qp.load([bi, 0i32, st, 0i32]);
+        let q2t: Tile<T, { [1, HQ, BS, HALF] }> = qp.load([bi, 0i32, st, 1i32]);
+        let q1: Tile<f32, { [1, HQ, BS, HALF] }> = convert_tile(q1t);
+        let q2: Tile<f32, { [1, HQ, BS, HALF] }> = convert_tile(q2t);
+        let qc1: Tile<f32, { [1, HQ, BS, HALF] }> = c1.broadcast(shape![1, HQ, BS, HALF]);
+        let qc2: Tile<f32, { [1, HQ, BS, HALF] }> = c2.broadcast(shape![1, HQ, BS, HALF]);
+        let qs1: Tile<f32, { [1, HQ, BS, HALF] }> = s1.broadcast(shape![1, HQ, BS, HALF]);
+        let qs2: Tile<f32, { [1, HQ, BS, HALF] }> = s2.broadcast(shape![1, HQ, BS, HALF]);
+        let qy1: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q1 * qc1 - q2 * qs1);
+        let qy2: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q2 * qc2 + q1 * qs2);
+        let mut qw: PartitionMut<T, { [1, HQ, BS, HALF] }> = unsafe { q.partition_full_mut(shape![1, HQ, BS, HALF]) };
+        unsafe { qw.store_unchecked(qy1, [bi, 0i32, st, 0i32]) };
+        unsafe { qw.store_unchecked(qy2, [bi, 0i32, st, 1i32]) };
+
+        let kp: Partition<T, { [1, HK, BS, HALF] }> = k.partition(shape![1, HK, BS, HALF]);
+        let k1t: Tile<T, { [1, HK, BS, HALF] }> = kp.load([bi, 0i32, st, 0i32]);
+        let k2t: Tile<T, { [1, HK, BS, HALF] }> = kp.load([bi, 0i32, st, 1i32]);
+        let k1: Tile<f32, { [1, HK, BS, HALF] }> = convert_tile(k1t);
+        let k2: Tile<f32, { [1, HK, BS, HALF] }> = convert_tile(k2t);
+        let kc1: Tile<f32, { [1, HK, BS, HALF] }> = c1.broadcast(shape![1, HK, BS, HALF]);
+        let kc2: Tile<f32, { [1, HK, BS, HALF] }> = c2.broadcast(shape![1, HK, BS, HALF]);
+        let ks1: Tile<f32, { [1, HK, BS, HALF] }> = s1.broadcast(shape![1, HK, BS, HALF]);
+        let ks2: Tile<f32, { [1, HK, BS, HALF] }> = s2.broadcast(shape![1, HK, BS, HALF]);
+        let ky1: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k1 * kc1 - k2 * ks1);
+        let ky2: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k2 * kc2 + k1 * ks2);
+        let mut kw: PartitionMut<T, { [1, HK, BS, HALF] }> = unsafe { k.partition_full_mut(shape![1, HK, BS, HALF]) };
+        unsafe { kw.store_unchecked(ky1, [bi, 0i32, st, 0i32]) };
+        unsafe { kw.store_unchecked(ky2, [bi, 0i32, st, 1i32]) };
+    }
+
+    /// `y = silu(x[:, 0, :]) * x[:, 1, :]` with `x` viewed as `[rows, 2, H]` and `y` as
+    /// `[rows, H]` (the exporter passes these views' extents and strides as literals).
+    #[cutile::entry()]
+    fn silu_and_mul<T: ElementType, const BR: i32, const BH: i32>(
+        x: &Tensor<T, { [-1, -1, -1] }>,
+        y: &mut Tensor<T, { [BR, BH] }>,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xp: Partition<T, { [BR, 1, BH] }> = x.partition(shape![BR, 1, BH]);
+        let gt: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 0i32, pid.1]);
+        let ut: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 1i32, pid.1]);
+        let g: Tile<f32, { [BR, 1, BH] }> = convert_tile(gt);
+        let u: Tile<f32, { [BR, 1, BH] }> = convert_tile(ut);
+        let g: Tile<f32, { [BR, BH] }> = g.reshape(shape![BR, BH]);
+        let u: Tile<f32, { [BR, BH] }> = u.reshape(shape![BR, BH]);
+        let one: Tile<f32, { [BR, BH] }> = constant(1.0f32, shape![BR, BH]);
+        let zero: Tile<f32, { [BR, BH] }> = constant(0.0f32, shape![BR, BH]);
+        let sg: Tile<f32, { [BR, BH] }> = true_div(g, one + exp(zero - g));
+        let yt: Tile<T, { [BR, BH] }> = convert_tile(sg * u);
+        y.store(yt);
+    }
+
+    /// `c = silu(a) * b` over flat 1-D views of same-shape tensors; one block per `TILE`.
+    #[cutile::entry()]
+    fn swiglu<T: ElementType, const TILE: i32>(
+        a: &Tensor<T, { [-1] }>,
+        b: &Tensor<T, { [-1] }>,
+        c: &mut Tensor<T, { [TILE] }>,
+    ) {
+        let at: Tile<T, { [TILE] }> = a.load_like(c);
+        let bt: Tile<T, { [TILE] }> = b.load_like(c);
+        let af: Tile<f32, { [TILE] }> = convert_tile(at);
+        let bf: Tile<f32, { [TILE] }> = convert_tile(bt);
+        let one: Tile<f32, { [TILE] }> = constant(1.0f32, shape![TILE]);
+        let zero: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
+        let sa: Tile<f32, { [TILE] }> = true_div(af, one + exp(zero - af));
+        let ct: Tile<T, { [TILE] }> = convert_tile(sa * bf);
+        c.store(ct);
+    }
+
+    /// dropout, out of place: `y_i = keep_i ? x_i * scale : 0` with cuTile's stateless
+    /// generator (reference/src/ops/dropout.cpp `cutile_uniform`):
+    /// `r = u32(i) * 1103515245 + seed; r ^= r >> 16; r ^= r << 8; r ^= r >> 4`, and
+    /// `keep = (r & 0x7fffffff) > threshold`, where the exporter computes `threshold` as
+    /// the largest 31-bit value whose `value / (2^31 - 1)` (in f64) is `<= p` (`-1` in eval
+    /// mode). Logical right shifts are arithmetic shifts masked to the low bits, so the
+    /// result does not depend on the signedness of the i32 shift.
+    #[cutile::entry()]
+    fn dropout<T: ElementType, const TILE: i32>(
+        x: &Tensor<T, { [-1] }>,
+        y: &mut Tensor<T, { [TILE] }>,
+        seed: i32,
+        threshold: i32,
+        scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xt: Tile<T, { [TILE] }> = x.load_like(y);
+        let xf: Tile<f32, { [TILE] }> = convert_tile(xt);
+        let base: i32 = pid.0 * TILE;
+        let lane: Tile<i32, { [TILE] }> = iota(shape![TILE]);
+        let idx: Tile<i32, { [TILE] }> = lane + base.broadcast(shape![TILE]);
+        let mult: Tile<i32, { [TILE] }> = constant(1103515245i32, shape![TILE]);
+        let sh16: Tile<i32, { [TILE] }> = constant(16i32, shape![TILE]);
+        let sh8: Tile<i32, { [TILE] }> = constant(8i32, shape![TILE]);
+        let sh4: Tile<i32, { [TILE] }> = constant(4i32, shape![TILE]);
+        let lo16: Tile<i32, { [TILE] }> = constant(65535i32, shape![TILE]);
+        let lo28: Tile<i32, { [TILE] }> = constant(268435455i32, shape![TILE]);
+        let lo31: Tile<i32, { [TILE] }> = constant(2147483647i32, shape![TILE]);
+        let seed_t: Tile<i32, { [TILE] }> = seed.broadcast(shape![TILE]);
+        let thr_t: Tile<i32, { [TILE] }> = threshold.broadcast(shape![TILE]);
+        let r: Tile<i32, { [TILE] }> = idx * mult + seed_t;
+        let r: Tile<i32, { [TILE] }> = r ^ ((r >> sh16) & lo16);
+        let r: Tile<i32, { [TILE] }> = r ^ (r << sh8);
+        let r: Tile<i32, { [TILE] }> = r ^ ((r >> sh4) & lo28);
+        let r31: Tile<i32, { [TILE] }> = r & lo31;
+        let keep: Tile<bool, { [TILE] }> = gt_tile(r31, thr_t);
+        let scale_t: Tile<f32, { [TILE] }> = scale.broadcast(shape![TILE]);
+        let zero: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
+        let yf: Tile<f32, { [TILE] }> = select(keep, xf * scale_t, zero);
+        let yt: Tile<T, { [TILE] }> = convert_tile(yf);
+        y.store(yt);
+    }
+
+    /// [`dropout`] in place on `x`.
+    #[cutile::entry()]
+    fn dropout_inplace<T: ElementType, const TILE: i32>(
+        x: &mut Tensor<T, { [TILE] }>,
+        seed: i32,
+        threshold: i32,
+        scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xt: Tile<T, { [TILE] }> = load_tile_mut(x);
+        let xf: Tile<f32, { [TILE] }> = convert_tile(xt);
+        let base: i32 = pid.0 * TILE;
+        let lane: Tile<i32, { [TILE] }> = iota(shape![TILE]);
+        let idx: Tile<i32, { [TILE] }> = lane + base.broadcast(shape![TILE]);
+        let mult: Tile<i32, { [TILE] }> = constant(1103515245i32, shape![TILE]);
+        let sh16: Tile<i32, { [TILE] }> = constant(16i32, shape![TILE]);
+        let sh8: Tile<i32, { [TILE] }> = constant(8i32, shape![TILE]);
+        let sh4: Tile<i32, { [TILE] }> = constant(4i32, shape![TILE]);
+        let lo16: Tile<i32, { [TILE] }> = constant(65535i32, shape![TILE]);
+        let lo28: Tile<i32, { [TILE] }> = constant(268435455i32, shape![TILE]);
+        let lo31: Tile<i32, { [TILE] }> = constant(2147483647i32, shape![TILE]);
+        let seed_t: Tile<i32, { [TILE] }> = seed.broadcast(shape![TILE]);
+        let thr_t: Tile<i32, { [TILE] }> = threshold.broadcast(shape![TILE]);
+        let r: Tile<i32, { [TILE] }> = idx * mult + seed_t;
+        let r: Tile<i32, { [TILE] }> = r ^ ((r >> sh16) & lo16);
+        let r: Tile<i32, { [TILE] }> = r ^ (r << sh8);
+        let r: Tile<i32, { [TILE] }> = r ^ ((r >> sh4) & lo28);
+        let r31: Tile<i32, { [TILE] }> = r & lo31;
+        let keep: Tile<bool, { [TILE] }> = gt_tile(r31, thr_t);
+        let scale_t: Tile<f32, { [TILE] }> = scale.broadcast(shape![TILE]);
+        let zero: Tile<f32, { [TILE] }> = constant(0.0f32, shape![TILE]);
+        let yf: Tile<f32, { [TILE] }> = select(keep, xf * scale_t, zero);
+        let yt: Tile<T, { [TILE] }> = convert_tile(yf);
+        x.store(yt);
     }
 }

@@ -9,10 +9,20 @@ use serde_json::{json, Map, Value};
 use crate::abi::{KernelArg, LitValue, ScalarType};
 
 /// Operators this front end exports.
-pub const OPERATORS: &[&str] = &["vector_add", "rms_norm"];
+pub const OPERATORS: &[&str] =
+    &["vector_add", "rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout"];
 
-/// eps of the rms_norm operator spec.
+/// Default eps of the rms_norm operator spec (`eps` parameter).
 pub const RMS_NORM_EPS: f64 = 1e-5;
+
+/// Column chunk of the looping rms_norm (rows wider than [`RMS_NORM_MAX_BN`]).
+pub const RMS_NORM_LOOP_BN: i64 = 4096;
+
+/// The largest row a single-tile row kernel (layer_norm, softmax) keeps in one tile.
+pub const ROW_MAX_BN: i64 = 16384;
+
+/// Tile elements per block the row and elementwise heuristics aim at.
+pub const TILE_ELEMS: i64 = 8192;
 
 /// The largest row length rms_norm keeps in one tile (`BN`).
 pub const RMS_NORM_MAX_BN: i64 = 16384;
@@ -31,7 +41,7 @@ pub const TARGET_SMS: i64 = 132;
 pub struct TensorLayout {
     pub name: String,
     pub shape: Vec<i64>,
-    /// Contiguous row-major strides, in elements.
+    /// Strides in elements (contiguous row-major unless built with [`TensorLayout::strided`]).
     pub strides: Vec<i64>,
     pub dtype_bytes: i32,
 }
@@ -43,6 +53,10 @@ impl TensorLayout {
             strides[d] = strides[d + 1] * shape[d + 1];
         }
         TensorLayout { name: name.into(), shape: shape.to_vec(), strides, dtype_bytes }
+    }
+
+    pub fn strided(name: &str, shape: &[i64], strides: &[i64], dtype_bytes: i32) -> Self {
+        TensorLayout { name: name.into(), shape: shape.to_vec(), strides: strides.to_vec(), dtype_bytes }
     }
 
     /// cutile's runtime marks unit strides static (`1`) and leaves others dynamic (`-1`).
@@ -110,6 +124,47 @@ fn param_i64(params: &Value, key: &str) -> Result<i64> {
     // cutile passes extents, strides and partition sizes as i32.
     ensure!(v <= i32::MAX as i64, "parameter {key:?} = {v} does not fit the i32 index type");
     Ok(v)
+}
+
+/// A real parameter with the spec's default (`config::real_or`); integers are accepted.
+fn param_f64_or(params: &Value, key: &str, default: f64) -> Result<f64> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_f64().with_context(|| format!("parameter {key:?} is not a number: {v}")),
+    }
+}
+
+/// An integer parameter with the spec's default (`config::integer_or`).
+fn param_int_or(params: &Value, key: &str, default: i64) -> Result<i64> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_i64().with_context(|| format!("parameter {key:?} is not an integer: {v}")),
+    }
+}
+
+/// A boolean parameter with the spec's default (`config::flag`).
+fn param_bool_or(params: &Value, key: &str, default: bool) -> Result<bool> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_bool().with_context(|| format!("parameter {key:?} is not a boolean: {v}")),
+    }
+}
+
+/// A string parameter with a default (`config::text_or`).
+fn param_str_or<'a>(params: &'a Value, key: &str, default: &'a str) -> Result<&'a str> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_str().with_context(|| format!("parameter {key:?} is not a string: {v}")),
+    }
+}
+
+fn pow2_ceil(v: i64) -> i64 {
+    (v.max(1) as u64).next_power_of_two() as i64
+}
+
+fn pow2_floor(v: i64) -> i64 {
+    let v = v.max(1) as u64;
+    1i64 << (63 - v.leading_zeros())
 }
 
 fn param_str<'a>(params: &'a Value, key: &str) -> Result<&'a str> {
@@ -180,6 +235,12 @@ pub fn plan_with(op: &str, params: &Value, o: Overrides) -> Result<Option<Plan>>
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o)?,
         "rms_norm" => plan_rms_norm(params, o)?,
+        "layer_norm_legacy" => plan_layer_norm(params, o)?,
+        "softmax" => plan_softmax(params, o)?,
+        "rope" => plan_rope(params, o)?,
+        "silu_and_mul" => plan_silu_and_mul(params, o)?,
+        "swiglu" => plan_swiglu(params, o)?,
+        "dropout" => plan_dropout(params, o)?,
         _ => return Ok(None),
     };
     if o.occupancy.is_some() {
@@ -200,6 +261,10 @@ fn check_pow2(what: &str, v: i64) -> Result<i64> {
 
 fn tensor_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
     KernelArg::Tensor { name: t.name.clone(), strides: t.strides.clone(), partition }
+}
+
+fn view_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
+    KernelArg::View { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition }
 }
 
 fn spec_json(t: &TensorLayout) -> Value {
@@ -251,34 +316,368 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
     ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
     let dtype = param_str(params, "dtype")?;
     let (elem, bytes) = element_type(dtype)?;
-    let (mut bm, bn) = rms_norm_tiles(m, n);
-    if let Some(r) = o.block_rows {
-        bm = check_pow2("block_rows", r)?;
-    }
-    ensure!(bn <= RMS_NORM_MAX_BN, "rms_norm keeps a row in one tile; n = {n} exceeds {RMS_NORM_MAX_BN}");
+    let eps = param_f64_or(params, "eps", RMS_NORM_EPS)?;
+    let offset = param_f64_or(params, "offset", 0.0)?;
+    // TileGym's `mode` (static_persistent, multi_wave_reload) picks an upstream schedule;
+    // the math is the same and this port has one schedule: recorded, not interpreted.
+    let mode = params.get("mode").and_then(Value::as_str).map(str::to_string);
     let tensors = vec![
         TensorLayout::contiguous("x", &[m, n], bytes),
         TensorLayout::contiguous("w", &[n], bytes),
         TensorLayout::contiguous("y", &[m, n], bytes),
     ];
-    let args = vec![
-        tensor_arg(&tensors[0], None),
-        tensor_arg(&tensors[1], None),
-        tensor_arg(&tensors[2], Some(vec![bm, bn])),
-        KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(RMS_NORM_EPS) },
+    let looping = pow2_ceil(n).max(16) > RMS_NORM_MAX_BN;
+    let (mut bm, bn) = if looping { (1, RMS_NORM_LOOP_BN) } else { rms_norm_tiles(m, n) };
+    if let Some(r) = o.block_rows {
+        bm = check_pow2("block_rows", r)?;
+    }
+    let scalars = [
+        KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(eps) },
+        KernelArg::Scalar { name: "offset".into(), ty: ScalarType::F32, value: LitValue::Float(offset) },
     ];
+    let y_partition = if looping { None } else { Some(vec![bm, bn]) };
+    let mut args = vec![tensor_arg(&tensors[0], None), tensor_arg(&tensors[1], None), tensor_arg(&tensors[2], y_partition)];
+    args.extend(scalars);
+    let kernel = if looping { "rms_norm_loop" } else { "rms_norm" };
     let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!(kernel));
     tuning.insert("block_rows".into(), json!(bm));
     tuning.insert("block_cols".into(), json!(bn));
-    tuning.insert("eps".into(), json!(RMS_NORM_EPS));
+    if looping {
+        tuning.insert("col_chunks".into(), json!(ceil_div(n, bn)));
+    }
+    tuning.insert("eps".into(), json!(eps));
+    tuning.insert("offset".into(), json!(offset));
+    if let Some(mode) = mode {
+        tuning.insert("mode".into(), json!(mode));
+    }
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
-        kernel: "rms_norm",
+        kernel,
         elem,
         generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
-        grid: grid_of(&[m, n], &[bm, bn])?,
-        stem: format!("rms_norm_{elem}_bm{bm}_bn{bn}"),
+        grid: grid_of(&[m], &[bm])?,
+        stem: format!("{kernel}_{elem}_bm{bm}_bn{bn}"),
+        occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+/// Tiles `(BM, BN)` of the one-tile-per-row kernels (layer_norm, softmax): as
+/// [`rms_norm_tiles`], `BN` the row rounded up to a power of two, `BM * BN <= 8192`.
+pub fn row_tiles(m: i64, n: i64) -> (i64, i64) {
+    rms_norm_tiles(m, n)
+}
+
+fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
+    let m = param_i64(params, "m")?;
+    let n = param_i64(params, "n")?;
+    ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let variant = param_str_or(params, "variant", "layer_norm_legacy")?;
+    ensure!(
+        variant == "layer_norm_legacy" || variant == "persistent_layer_norm",
+        "variant must be layer_norm_legacy or persistent_layer_norm, not {variant:?}"
+    );
+    let persistent = variant == "persistent_layer_norm";
+    let eps = param_f64_or(params, "eps", if persistent { 1e-6 } else { 1e-5 })?;
+    let shift = param_f64_or(params, "weight_shift", 0.0)?;
+    let (mut bm, bn) = row_tiles(m, n);
+    ensure!(bn <= ROW_MAX_BN, "layer_norm keeps a row in one tile; n = {n} exceeds {ROW_MAX_BN}");
+    if let Some(r) = o.block_rows {
+        bm = check_pow2("block_rows", r)?;
+    }
+    let mut tensors = vec![
+        TensorLayout::contiguous("x", &[m, n], bytes),
+        TensorLayout::contiguous("w", &[n], bytes),
+        TensorLayout::contiguous("b", &[n], bytes),
+        TensorLayout::contiguous("y", &[m, n], bytes),
+    ];
+    let mut args: Vec<KernelArg> = tensors.iter().take(3).map(|t| tensor_arg(t, None)).collect();
+    args.push(tensor_arg(&tensors[3], Some(vec![bm, bn])));
+    if persistent {
+        for name in ["mean", "rstd"] {
+            let t = TensorLayout::contiguous(name, &[m], 4);
+            args.push(tensor_arg(&t, Some(vec![bm])));
+            tensors.push(t);
+        }
+    }
+    args.push(KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(eps) });
+    args.push(KernelArg::Scalar { name: "shift".into(), ty: ScalarType::F32, value: LitValue::Float(shift) });
+    let kernel = if persistent { "layer_norm_stats" } else { "layer_norm" };
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!(kernel));
+    tuning.insert("variant".into(), json!(variant));
+    tuning.insert("block_rows".into(), json!(bm));
+    tuning.insert("block_cols".into(), json!(bn));
+    tuning.insert("eps".into(), json!(eps));
+    tuning.insert("weight_shift".into(), json!(shift));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel,
+        elem,
+        generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
+        grid: grid_of(&[m], &[bm])?,
+        stem: format!("{kernel}_{elem}_bm{bm}_bn{bn}"),
         occupancy: Some(rms_norm_occupancy(bm, bn)),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+fn plan_softmax(params: &Value, o: Overrides) -> Result<Plan> {
+    let m = param_i64(params, "m")?;
+    let n = param_i64(params, "n")?;
+    ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let (mut bm, bn) = row_tiles(m, n);
+    ensure!(bn <= ROW_MAX_BN, "softmax keeps a row in one tile; n = {n} exceeds {ROW_MAX_BN}");
+    if let Some(r) = o.block_rows {
+        bm = check_pow2("block_rows", r)?;
+    }
+    let tensors = vec![TensorLayout::contiguous("x", &[m, n], bytes), TensorLayout::contiguous("y", &[m, n], bytes)];
+    let args = vec![tensor_arg(&tensors[0], None), tensor_arg(&tensors[1], Some(vec![bm, bn]))];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("softmax"));
+    if let Some(v) = params.get("variant").and_then(Value::as_str) {
+        // baseline / use_tma / use_chunked / use_multi_wave: upstream schedules, same math.
+        tuning.insert("variant".into(), json!(v));
+    }
+    tuning.insert("block_rows".into(), json!(bm));
+    tuning.insert("block_cols".into(), json!(bn));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "softmax",
+        elem,
+        generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
+        grid: grid_of(&[m], &[bm])?,
+        stem: format!("softmax_{elem}_bm{bm}_bn{bn}"),
+        occupancy: Some(rms_norm_occupancy(bm, bn)),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+/// rope: positions per block `BS` (power of two) so that one q half-tile
+/// `[1, HQ, BS, HALF]` holds about 4096 elements, at most the sequence rounded up.
+pub fn rope_block_seq(s: i64, hq: i64, half: i64) -> i64 {
+    pow2_floor((4096 / (pow2_ceil(hq) * half)).max(1)).min(pow2_ceil(s))
+}
+
+fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
+    let b = param_i64(params, "bsz")?;
+    let s = param_i64(params, "seq_len")?;
+    let hq = param_i64(params, "num_q_heads")?;
+    let hkv = param_i64(params, "num_kv_heads")?;
+    let d = param_i64(params, "head_dim")?;
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let prf = param_f64_or(params, "partial_rotary_factor", 1.0)?;
+    let rd = (d as f64 * prf) as i64; // C++ static_cast<int64_t>: truncation
+    ensure!(rd > 0 && rd <= d && rd % 2 == 0, "rope_dim = {rd} must be even and in (0, head_dim]");
+    let half = rd / 2;
+    ensure!(half & (half - 1) == 0, "rope rotates halves as whole tiles; rope_dim/2 = {half} is not a power of two");
+    for (what, h) in [("q", hq), ("k", hkv)] {
+        ensure!(
+            b.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e <= i32::MAX as i64),
+            "{what} has more than 2^31-1 elements"
+        );
+    }
+    let mut bs = rope_block_seq(s, hq, half);
+    if let Some(r) = o.block_rows {
+        bs = check_pow2("block_rows", r)?;
+    }
+    let (hq_t, hk_t) = (pow2_ceil(hq), pow2_ceil(hkv));
+    // q, k: [B, H, S, D] views of [B, S, H, D] storage (reference/src/ops/rope.cpp).
+    let tensors = vec![
+        TensorLayout::strided("q", &[b, hq, s, d], &[s * hq * d, d, hq * d, 1], bytes),
+        TensorLayout::strided("k", &[b, hkv, s, d], &[s * hkv * d, d, hkv * d, 1], bytes),
+        TensorLayout::contiguous("cos", &[b, s, rd], bytes),
+        TensorLayout::contiguous("sin", &[b, s, rd], bytes),
+    ];
+    let args = tensors.iter().map(|t| tensor_arg(t, None)).collect();
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("rope"));
+    tuning.insert("block_seq".into(), json!(bs));
+    tuning.insert("q_heads_tile".into(), json!(hq_t));
+    tuning.insert("kv_heads_tile".into(), json!(hk_t));
+    tuning.insert("rope_dim".into(), json!(rd));
+    tuning.insert("in_place".into(), json!("q and k are read and written only on their first rope_dim columns"));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "rope",
+        elem,
+        generics: vec![elem.to_string(), hq_t.to_string(), hk_t.to_string(), bs.to_string(), half.to_string()],
+        grid: grid_of(&[s, b], &[bs, 1])?,
+        stem: format!("rope_{elem}_hq{hq_t}_hk{hk_t}_bs{bs}_h{half}"),
+        occupancy: Some(4),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+/// silu_and_mul tiles `(BR, BH)`: `BH` = H rounded up to a power of two, at most 1024;
+/// `BR` rows so that a half-tile holds 4096 elements, lowered while there are fewer than
+/// four blocks per SM.
+pub fn silu_and_mul_tiles(rows: i64, h: i64) -> (i64, i64) {
+    let bh = pow2_ceil(h).clamp(16, 1024);
+    let mut br = (4096 / bh).max(1);
+    while br > 1 && ceil_div(rows, br) * ceil_div(h, bh) < 4 * TARGET_SMS {
+        br /= 2;
+    }
+    (br, bh)
+}
+
+fn plan_silu_and_mul(params: &Value, o: Overrides) -> Result<Plan> {
+    let b = param_i64(params, "batch")?;
+    let s = param_i64(params, "seq_len")?;
+    let h = param_i64(params, "hidden_size")?;
+    ensure!(param_int_or(params, "input_last_dim", 2 * h)? == 2 * h, "input_last_dim must be 2 * hidden_size");
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let rows = b * s;
+    ensure!(rows.checked_mul(2 * h).is_some_and(|e| e <= i32::MAX as i64), "x exceeds i32 indexing");
+    let (mut br, bh) = silu_and_mul_tiles(rows, h);
+    if let Some(r) = o.block_rows {
+        br = check_pow2("block_rows", r)?;
+    }
+    // x [B, S, 2H] seen as [B*S, 2, H] (gate, up); y [B, S, H] as [B*S, H].
+    let xv = TensorLayout::contiguous("x", &[rows, 2, h], bytes);
+    let yv = TensorLayout::contiguous("y", &[rows, h], bytes);
+    let args = vec![view_arg(&xv, None), view_arg(&yv, Some(vec![br, bh]))];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("silu_and_mul"));
+    tuning.insert("block_rows".into(), json!(br));
+    tuning.insert("block_cols".into(), json!(bh));
+    tuning.insert("views".into(), json!({"x": [rows, 2, h], "y": [rows, h]}));
+    let tensors = vec![xv, yv];
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "silu_and_mul",
+        elem,
+        generics: vec![elem.to_string(), br.to_string(), bh.to_string()],
+        grid: grid_of(&[rows, h], &[br, bh])?,
+        stem: format!("silu_and_mul_{elem}_br{br}_bh{bh}"),
+        occupancy: Some(4),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+/// Tile of the 1-D elementwise kernels (swiglu, dropout): as [`vector_add_tile`].
+pub fn elementwise_tile(n: i64) -> i64 {
+    vector_add_tile(n)
+}
+
+fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
+    let b = param_i64(params, "batch")?;
+    let s = param_i64(params, "seq_len")?;
+    let h = param_i64(params, "hidden_size")?;
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let n = b.checked_mul(s).and_then(|v| v.checked_mul(h)).filter(|&n| n <= i32::MAX as i64);
+    let n = n.context("a, b, c exceed i32 indexing")?;
+    let tile = match o.tile {
+        Some(t) => check_pow2("tile", t)?,
+        None => elementwise_tile(n),
+    };
+    // a, b, c [B, S, H] seen as flat [B*S*H].
+    let tensors: Vec<TensorLayout> = ["a", "b", "c"].iter().map(|t| TensorLayout::contiguous(t, &[n], bytes)).collect();
+    let args = vec![view_arg(&tensors[0], None), view_arg(&tensors[1], None), view_arg(&tensors[2], Some(vec![tile]))];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("swiglu"));
+    tuning.insert("tile".into(), json!(tile));
+    tuning.insert("views".into(), json!({"a": [n], "b": [n], "c": [n]}));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "swiglu",
+        elem,
+        generics: vec![elem.to_string(), tile.to_string()],
+        grid: grid_of(&[n], &[tile])?,
+        stem: format!("swiglu_{elem}_t{tile}"),
+        occupancy: Some(4),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
+/// The i32 threshold of the dropout kernels: the largest `r` in `[0, 2^31-1]` with
+/// `(r as f64) / 2147483647.0 <= p` (so `keep = r31 > threshold` is exactly
+/// reference/src/ops/dropout.cpp's `cutile_uniform(i, seed) > p`); `-1` when every `r`
+/// is kept.
+pub fn dropout_threshold(p: f64) -> i64 {
+    const D: f64 = 2147483647.0;
+    let keep = |r: i64| (r as f64) / D > p;
+    if keep(0) {
+        return -1;
+    }
+    // fl(r / D) is monotone in r: binary search the last r that is not kept.
+    let (mut lo, mut hi) = (0i64, 2147483647i64); // keep(lo) false
+    if !keep(hi) {
+        return hi;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if keep(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    lo
+}
+
+fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
+    let m = param_i64(params, "m")?;
+    let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
+    let p = param_f64_or(params, "p", 0.5)?;
+    ensure!((0.0..1.0).contains(&p), "p must be in [0, 1), got {p}");
+    let inplace = param_bool_or(params, "inplace", false)?;
+    let training = param_bool_or(params, "training", true)?;
+    let seed_raw = param_int_or(params, "rng_seed", 0)?;
+    // static_cast<std::uint32_t>(integer): modulo 2^32; the kernel adds it as i32 bits.
+    let seed = (seed_raw as u32) as i32;
+    let (threshold, scale) = if training { (dropout_threshold(p), 1.0 / (1.0 - p)) } else { (-1, 1.0) };
+    let tile = match o.tile {
+        Some(t) => check_pow2("tile", t)?,
+        None => elementwise_tile(m),
+    };
+    let x = TensorLayout::contiguous("x", &[m], bytes);
+    let mut tensors = vec![x.clone()];
+    let mut args = if inplace {
+        vec![tensor_arg(&x, Some(vec![tile]))]
+    } else {
+        let y = TensorLayout::contiguous("y", &[m], bytes);
+        let a = vec![tensor_arg(&x, None), tensor_arg(&y, Some(vec![tile]))];
+        tensors.push(y);
+        a
+    };
+    args.push(KernelArg::Scalar { name: "seed".into(), ty: ScalarType::I32, value: LitValue::Int(seed as i64) });
+    args.push(KernelArg::Scalar { name: "threshold".into(), ty: ScalarType::I32, value: LitValue::Int(threshold) });
+    args.push(KernelArg::Scalar { name: "scale".into(), ty: ScalarType::F32, value: LitValue::Float(scale) });
+    let kernel = if inplace { "dropout_inplace" } else { "dropout" };
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!(kernel));
+    tuning.insert("tile".into(), json!(tile));
+    tuning.insert(
+        "rng".into(),
+        json!({
+            "generator": "cutile_uniform: r = u32(i)*1103515245 + seed; r ^= r>>16; r ^= r<<8; r ^= r>>4; keep = (r & 0x7fffffff) > threshold",
+            "seed": seed_raw, "threshold": threshold, "scale": scale, "training": training,
+        }),
+    );
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel,
+        elem,
+        generics: vec![elem.to_string(), tile.to_string()],
+        grid: grid_of(&[m], &[tile])?,
+        stem: format!("{kernel}_{elem}_t{tile}"),
+        occupancy: Some(4),
         tensors,
         args,
         tuning,
@@ -356,11 +755,198 @@ mod tests {
 
     #[test]
     fn rejects_bad_configs() {
-        assert!(plan("softmax", &json!({"n": 4})).unwrap().is_none());
+        assert!(plan("fmha", &json!({"n": 4})).unwrap().is_none());
+        assert!(plan("softmax", &json!({"n": 4})).is_err());
         assert!(plan("vector_add", &json!({"n": 16, "dtype": "float16"})).is_err());
         assert!(plan("vector_add", &json!({"n": 0, "dtype": "float32"})).is_err());
         assert!(plan("vector_add", &json!({"dtype": "float32"})).is_err());
-        assert!(plan("rms_norm", &json!({"m": 4, "n": 1 << 20, "dtype": "float32"})).is_err());
+        assert!(plan("rms_norm", &json!({"m": 4096, "n": 1 << 20, "dtype": "float32"})).is_err());
         assert!(plan("rms_norm", &json!({"m": 4, "n": 64, "dtype": "int8"})).is_err());
+    }
+    fn literal(p: &crate::abi::EntryParam) -> LitValue {
+        match &p.param {
+            crate::abi::Param::Literal { value, .. } => *value,
+            other => panic!("not a literal: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn rms_norm_params_mode_and_loop() {
+        let p = plan("rms_norm", &json!({"m": 262144, "n": 1024, "dtype": "float16", "mode": "multi_wave_reload"}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.kernel, "rms_norm");
+        assert_eq!(p.tuning["mode"], "multi_wave_reload");
+        assert_eq!(p.tuning["eps"], 1e-5);
+        assert_eq!(p.tuning["offset"], 0.0);
+        assert_eq!(p.grid, [32768, 1, 1]);
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.len(), 19);
+        assert_eq!((e[17].ir_name.as_str(), e[18].ir_name.as_str()), ("eps", "offset"));
+        let p = plan("rms_norm", &json!({"m": 8, "n": 64, "dtype": "float32", "eps": 1e-6, "offset": 1})).unwrap().unwrap();
+        assert_eq!(literal(&crate::abi::entry_params(&p.args)[17]), LitValue::Float(1e-6));
+        assert_eq!(literal(&crate::abi::entry_params(&p.args)[18]), LitValue::Float(1.0));
+        assert!(p.tuning.get("mode").is_none());
+        // Rows wider than 16384: the looping kernel, y without a partition.
+        let p = plan("rms_norm", &json!({"m": 100, "n": 20000, "dtype": "bfloat16"})).unwrap().unwrap();
+        assert_eq!(p.kernel, "rms_norm_loop");
+        assert_eq!(p.generics, vec!["bf16", "1", "4096"]);
+        assert_eq!(p.grid, [100, 1, 1]);
+        assert_eq!(p.tuning["col_chunks"], 5);
+        assert_eq!(crate::abi::entry_params(&p.args).len(), 5 + 3 + 5 + 2);
+        assert_eq!(p.stem, "rms_norm_loop_bf16_bm1_bn4096_occ4");
+    }
+
+    #[test]
+    fn layer_norm_variants() {
+        let legacy = json!({"variant": "layer_norm_legacy", "m": 4096, "n": 32, "dtype": "float16", "eps": 1e-05, "weight_shift": 0.0});
+        let p = plan("layer_norm_legacy", &legacy).unwrap().unwrap();
+        assert_eq!(p.kernel, "layer_norm");
+        assert_eq!(p.generics, vec!["f16", "16", "32"]);
+        assert_eq!(p.grid, [256, 1, 1]);
+        let e = crate::abi::entry_params(&p.args);
+        let names: Vec<_> = e.iter().map(|e| e.ir_name.as_str()).collect();
+        assert_eq!(names[names.len() - 2..], ["eps", "shift"]);
+        assert_eq!(e.len(), 5 + 3 + 3 + 9 + 2);
+        let pers = json!({"variant": "persistent_layer_norm", "m": 30000, "n": 10000, "dtype": "bfloat16", "eps": 1e-06});
+        let p = plan("layer_norm_legacy", &pers).unwrap().unwrap();
+        assert_eq!(p.kernel, "layer_norm_stats");
+        assert_eq!(p.generics, vec!["bf16", "1", "16384"]);
+        assert_eq!(p.tuning["eps"], 1e-6);
+        assert_eq!(p.tuning["weight_shift"], 0.0);
+        let names: Vec<String> = crate::abi::entry_params(&p.args).into_iter().map(|e| e.ir_name).collect();
+        assert!(names.contains(&"mean_partition_dim_0".to_string()));
+        assert!(names.contains(&"rstd_ptr".to_string()));
+        assert_eq!(p.tensors.iter().find(|t| t.name == "mean").unwrap().dtype_bytes, 4);
+        // The spec's eps default depends on the variant.
+        let p = plan("layer_norm_legacy", &json!({"variant": "persistent_layer_norm", "m": 8, "n": 8, "dtype": "float32"}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.tuning["eps"], 1e-6);
+        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 8, "dtype": "float32"})).unwrap().unwrap();
+        assert_eq!((p.kernel, p.tuning["eps"].clone()), ("layer_norm", json!(1e-5)));
+        assert!(plan("layer_norm_legacy", &json!({"variant": "x", "m": 8, "n": 8, "dtype": "float32"})).is_err());
+        assert!(plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).is_err());
+    }
+
+    #[test]
+    fn softmax_tiles() {
+        let p = plan("softmax", &json!({"m": 4096, "n": 16384, "dtype": "float32", "variant": "use_tma"})).unwrap().unwrap();
+        assert_eq!(p.generics, vec!["f32", "1", "16384"]);
+        assert_eq!(p.grid, [4096, 1, 1]);
+        assert_eq!(p.tuning["variant"], "use_tma");
+        assert_eq!(p.occupancy, Some(2));
+        let p = plan("softmax", &json!({"m": 333, "n": 1000, "dtype": "bfloat16"})).unwrap().unwrap();
+        assert_eq!(p.generics, vec!["bf16", "2", "1024"]);
+        assert_eq!(crate::abi::entry_params(&p.args).len(), 5 + 9);
+        assert!(plan("softmax", &json!({"m": 4, "n": 32768, "dtype": "float32"})).is_err());
+    }
+
+    #[test]
+    fn rope_views_and_tiles() {
+        let c = json!({"bsz": 8, "seq_len": 128, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 256, "partial_rotary_factor": 0.25, "dtype": "float16"});
+        let p = plan("rope", &c).unwrap().unwrap();
+        assert_eq!(p.generics, vec!["f16", "32", "8", "4", "32"]);
+        assert_eq!(p.grid, [32, 8, 1]);
+        assert_eq!(p.tuning["rope_dim"], 64);
+        let q = &p.tensors[0];
+        assert_eq!((q.shape.clone(), q.strides.clone()), (vec![8, 32, 128, 256], vec![128 * 32 * 256, 256, 32 * 256, 1]));
+        assert_eq!(q.static_strides(), vec![-1, -1, -1, 1]);
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.len(), 9 + 9 + 7 + 7);
+        assert_eq!(e[3].param, crate::abi::Param::Extent { tensor: "q".into(), dim: 2, ty: ScalarType::I32 });
+        let c = json!({"bsz": 8, "seq_len": 1, "num_q_heads": 32, "num_kv_heads": 32, "head_dim": 128, "dtype": "float16"});
+        let p = plan("rope", &c).unwrap().unwrap();
+        assert_eq!((p.generics[3].as_str(), p.grid), ("1", [1, 8, 1]));
+        assert_eq!(rope_block_seq(65536, 32, 64), 2);
+        assert_eq!(rope_block_seq(65536, 32, 32), 4);
+        // rope_dim / 2 = 48 is not a power of two; odd rope_dim is refused.
+        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 96, "dtype": "float16"})).is_err());
+        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 64, "partial_rotary_factor": 0.0, "dtype": "float16"})).is_err());
+    }
+
+    #[test]
+    fn silu_and_mul_and_swiglu_views() {
+        let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 512, "dtype": "float16", "input_last_dim": 1024});
+        let p = plan("silu_and_mul", &c).unwrap().unwrap();
+        assert_eq!(p.generics, vec!["f16", "8", "512"]);
+        assert_eq!(p.grid, [8192, 1, 1]);
+        let e = crate::abi::entry_params(&p.args);
+        // x as [B*S, 2, H]: ptr binds to x, extents/strides are literals.
+        assert_eq!(e[0].param, crate::abi::Param::Ptr { tensor: "x".into() });
+        let lits: Vec<LitValue> = e[1..7].iter().map(literal).collect();
+        assert_eq!(lits, [65536, 2, 512, 1024, 512, 1].map(LitValue::Int));
+        assert_eq!(e[7].param, crate::abi::Param::Ptr { tensor: "y".into() });
+        assert_eq!(e.len(), 7 + 9);
+        assert!(plan("silu_and_mul", &json!({"batch": 1, "seq_len": 1, "hidden_size": 8, "input_last_dim": 8, "dtype": "float16"})).is_err());
+        let c = json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "intermediate_size": 14336, "dtype": "float32"});
+        let p = plan("swiglu", &c).unwrap().unwrap();
+        assert_eq!((p.generics.clone(), p.grid), (vec!["f32".to_string(), "1024".into()], [32, 1, 1]));
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.len(), 3 + 3 + 5);
+        assert_eq!(literal(&e[1]), LitValue::Int(32768));
+        assert_eq!(e[6].param, crate::abi::Param::Ptr { tensor: "c".into() });
+    }
+
+    /// reference/src/ops/dropout.cpp `cutile_uniform`, in u32 and f64.
+    fn reference_keep(i: u32, seed: u32, p: f64) -> bool {
+        let mut r = i.wrapping_mul(1103515245).wrapping_add(seed);
+        r ^= r >> 16;
+        r ^= r << 8;
+        r ^= r >> 4;
+        ((r & 0x7fff_ffff) as f64) / 2147483647.0 > p
+    }
+
+    /// The kernel's formulation: i32 wrapping arithmetic, arithmetic shifts masked to
+    /// the low bits, integer threshold.
+    fn kernel_keep(i: i32, seed: i32, threshold: i32) -> bool {
+        let mut r = i.wrapping_mul(1103515245).wrapping_add(seed);
+        r ^= (r >> 16) & 0xffff;
+        r ^= r << 8;
+        r ^= (r >> 4) & 0x0fff_ffff;
+        (r & 0x7fff_ffff) > threshold
+    }
+
+    #[test]
+    fn dropout_generator_matches_reference() {
+        for p in [0.0, 0.1, 0.3, 0.5, 0.9, 0.999999] {
+            let t = dropout_threshold(p) as i32;
+            for seed in [0u32, 1, 42, 0xdead_beef, u32::MAX] {
+                for i in (0u32..200_000).chain((1 << 26) - 1000..(1 << 26)) {
+                    assert_eq!(reference_keep(i, seed, p), kernel_keep(i as i32, seed as i32, t), "p {p} seed {seed} i {i}");
+                }
+            }
+        }
+        // Boundary: the threshold is the last r with r / (2^31-1) <= p.
+        for p in [0.5, 0.3, 1e-9] {
+            let t = dropout_threshold(p);
+            assert!((t as f64) / 2147483647.0 <= p && ((t + 1) as f64) / 2147483647.0 > p);
+        }
+        assert_eq!(dropout_threshold(0.0), 0);
+    }
+
+    #[test]
+    fn dropout_plans() {
+        let c = json!({"m": 1048576, "p": 0.5, "inplace": true, "dtype": "float32", "training": true});
+        let p = plan("dropout", &c).unwrap().unwrap();
+        assert_eq!(p.kernel, "dropout_inplace");
+        assert_eq!(p.tensors.len(), 1);
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.len(), 5 + 3);
+        assert_eq!(e[3].ir_name, "x_partition_dim_0");
+        assert_eq!(literal(&e[5]), LitValue::Int(0));
+        assert_eq!(literal(&e[6]), LitValue::Int(dropout_threshold(0.5)));
+        assert_eq!(literal(&e[7]), LitValue::Float(2.0));
+        let c = json!({"m": 100003, "p": 0.25, "inplace": false, "dtype": "float16", "rng_seed": -1});
+        let p = plan("dropout", &c).unwrap().unwrap();
+        assert_eq!(p.kernel, "dropout");
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.len(), 3 + 5 + 3);
+        assert_eq!(literal(&e[8]), LitValue::Int(-1)); // u32 0xffffffff as i32 bits
+        assert_eq!(p.grid, [98, 1, 1]);
+        let c = json!({"m": 64, "p": 0.25, "training": false, "dtype": "float32"});
+        let e = crate::abi::entry_params(&plan("dropout", &c).unwrap().unwrap().args);
+        assert_eq!((literal(&e[9]), literal(&e[10])), (LitValue::Int(-1), LitValue::Float(1.0)));
+        assert!(plan("dropout", &json!({"m": 64, "p": 1.0, "dtype": "float32"})).is_err());
     }
 }

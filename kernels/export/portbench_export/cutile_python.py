@@ -27,6 +27,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")   # compiling needs no GPU; pr
 from . import ExportError  # noqa: E402
 from .cli import Frontend, Unsupported, load_kernel_module, main  # noqa: E402
 from .manifest import Bundle, Launch, extent, literal, ptr, stride  # noqa: E402
+from . import opparams  # noqa: E402
 from .suite import Config  # noqa: E402
 from .tools import find_tool, python_version  # noqa: E402
 
@@ -66,6 +67,33 @@ def _array(dt, ndim: int, index_i64: bool, outer_stride_div: int = 1):
         stride_constant=(None,) * (ndim - 1) + (1,),
         stride_divisible_by=(outer_stride_div,) * (ndim - 1) + (1,),
         base_addr_divisible_by=ALIGN_BYTES)
+
+
+def _array_strided(dt, strides: tuple[int, ...], size: int, index_i64: bool):
+    """An array whose outer strides are this configuration's `strides` (elements): each declared
+    divisible by 16 bytes when it is (lets loads vectorise), innermost stride 1."""
+    from cuda.tile.compilation import ArrayConstraint
+    ct = _ct()
+    ndim = len(strides) + 1
+    divs = tuple(ALIGN_BYTES // size if (s * size) % ALIGN_BYTES == 0 else 1 for s in strides)
+    return ArrayConstraint(
+        dt, ndim, index_dtype=ct.int64 if index_i64 else ct.int32,
+        stride_lower_bound_incl=0, alias_groups=(), may_alias_internally=False,
+        stride_constant=(None,) * (ndim - 1) + (1,), stride_divisible_by=divs + (1,),
+        base_addr_divisible_by=ALIGN_BYTES)
+
+
+def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Outer strides (elements) of a contiguous row-major tensor of `shape`."""
+    out, acc = [], 1
+    for d in reversed(shape[1:]):
+        acc *= d
+        out.append(acc)
+    return tuple(reversed(out))
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 << max(0, (v - 1).bit_length())
 
 
 def _array_params(tensor: str, ndim: int, itype: str) -> list[dict]:
@@ -149,6 +177,10 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     ct = _ct()
     m, n = cfg.integer("m"), cfg.integer("n")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    eps = opparams.real_or(cfg, "eps", EPS)
+    if opparams.real_or(cfg, "offset", 0.0) != 0.0:
+        raise Unsupported("offset != 0 (Gemma-style w + offset) is not in the kernel")
+    mode = opparams.text_or(cfg, "mode", "")   # upstream kernel choice; one kernel here
     tile_m, tile_n, single = rms_tiles(m, n)
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
@@ -167,10 +199,221 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     file = _compile_entry(bundle, kernel, sig)
     it = "i64" if index_i64 else "i32"
     params = (_array_params("x", 2, it) + _array_params("w", 1, it) + _array_params("y", 2, it)
-              + [literal("f32", EPS)])
+              + [literal("f32", eps)])
+    extra = {"mode": mode, "mode_note": "upstream variant; the same multi-row kernel for every mode"} if mode else {}
+    bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
+                      tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single, **extra,
+                              "row_stride_divisible_by": row_div, **_assumptions(index_i64)})
+
+
+ROW_MAX_SINGLE = 16384        # softmax / layer_norm: widest row kept in one tile (all of tilegym)
+ROW_LOOP_TILE = 4096          # softmax column tile when rows are wider
+ROW_TILE_ELEMS = 16384        # target elements per row tile (TILE_M x TILE_N)
+ROW_MAX_TILE_M = 256          # rows per tile block at most (short rows)
+EW_TILE_ELEMS = 8192          # elementwise ops: target elements per tile
+
+
+def row_tiles(m: int, n: int, max_single: int = ROW_MAX_SINGLE) -> tuple[int, int, bool]:
+    """(TILE_M, TILE_N, whole row in one tile) for row-wise operators: TILE_N the power of two
+    >= n (up to max_single, else ROW_LOOP_TILE and a loop); TILE_M rows so that a tile holds
+    about ROW_TILE_ELEMS elements (several rows per block where rows are short), halved while
+    that would leave fewer than RMS_MIN_BLOCKS tile blocks."""
+    tile_n = _pow2_at_least(n)
+    single = tile_n <= max_single
+    if not single:
+        tile_n = ROW_LOOP_TILE
+    tile_m = max(1, min(ROW_MAX_TILE_M, ROW_TILE_ELEMS // tile_n))
+    while tile_m > 1 and -(-m // tile_m) < RMS_MIN_BLOCKS:
+        tile_m //= 2
+    return tile_m, tile_n, single
+
+
+def _it(index_i64: bool) -> str:
+    return "i64" if index_i64 else "i32"
+
+
+def _sig(args: list, symbol: str):
+    from cuda.tile.compilation import CallingConvention, KernelSignature
+    return KernelSignature(args, CallingConvention.cutile_python_v2(), symbol=symbol)
+
+
+def _f32_scalar():
+    from cuda.tile.compilation import ScalarConstraint
+    return ScalarConstraint(_ct().float32)
+
+
+def export_softmax(cfg: Config, bundle: Bundle) -> None:
+    m, n = cfg.integer("m"), cfg.integer("n")
+    dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    variant = opparams.text_or(cfg, "variant", "")   # upstream kernel choice; same math
+    tile_m, tile_n, single = row_tiles(m, n)
+    grid = -(-m // tile_m)
+    if grid > MAX_GRID:
+        raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
+    index_i64 = m * n > I32_MAX
+    symbol = (f"softmax_{short}_r{tile_m}_t{tile_n}" + ("" if single else "_loop")
+              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else ""))
+    arr = _array_strided(dt, (n,), size, index_i64)
+    sig = _sig([arr, arr, tile_m, tile_n, single], symbol)
+    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "softmax").softmax, sig)
+    it = _it(index_i64)
+    params = _array_params("x", 2, it) + _array_params("y", 2, it)
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
                       tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single,
-                              "row_stride_divisible_by": row_div, **_assumptions(index_i64)})
+                              "variant": variant, "reads_of_x": 1 if single else 2,
+                              **_assumptions(index_i64)})
+
+
+def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
+    m, n = cfg.integer("m"), cfg.integer("n")
+    dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    persistent, eps, shift = opparams.layer_norm(cfg)
+    tile_m, tile_n, single = row_tiles(m, n)
+    if not single:
+        raise Unsupported(f"n={n} is wider than the single-tile row kernel ({ROW_MAX_SINGLE})")
+    grid = -(-m // tile_m)
+    if grid > MAX_GRID:
+        raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
+    index_i64 = m * n > I32_MAX
+    name = "layer_norm_stats" if persistent else "layer_norm"
+    symbol = (f"{name}_{short}_r{tile_m}_t{tile_n}"
+              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else ""))
+    row = _array_strided(dt, (n,), size, index_i64)
+    vec = _array(dt, 1, index_i64)
+    args = [row, vec, vec, row]
+    it = _it(index_i64)
+    params = (_array_params("x", 2, it) + _array_params("w", 1, it) + _array_params("b", 1, it)
+              + _array_params("y", 2, it))
+    if persistent:
+        args += [_array(_ct().float32, 1, index_i64)] * 2
+        params += _array_params("mean", 1, it) + _array_params("rstd", 1, it)
+    sig = _sig(args + [_f32_scalar(), _f32_scalar(), tile_m, tile_n], symbol)
+    file = _compile_entry(bundle, getattr(load_kernel_module(FRONTEND, "layer_norm_legacy"), name), sig)
+    params += [literal("f32", eps), literal("f32", shift)]
+    bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
+                      tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": True,
+                              "variant": "persistent_layer_norm" if persistent else "layer_norm_legacy",
+                              "strategy": "multi-row tile blocks, one pass over x",
+                              **_assumptions(index_i64)})
+
+
+def _ew_tiles(s: int, h: int, h_tile_max: int = 1024) -> tuple[int, int]:
+    """(TILE_S, TILE_H) for [B, S, H] elementwise tiles of about EW_TILE_ELEMS elements."""
+    tile_h = min(_pow2_at_least(h), h_tile_max)
+    tile_s = max(1, min(_pow2_at_least(s), EW_TILE_ELEMS // tile_h))
+    return tile_s, tile_h
+
+
+def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
+    b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
+    if opparams.integer_or(cfg, "input_last_dim", 2 * h) != 2 * h:
+        from .suite import SuiteError
+        raise SuiteError(f"{cfg.id()}: input_last_dim must be 2 * hidden_size")
+    dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    # the up half starts at column H: the column tile must divide H
+    tile_h = min(h & -h, 1024)
+    if tile_h < 16:
+        raise Unsupported(f"hidden_size={h} has no power-of-two column tile >= 16 dividing it")
+    _, _ = _ew_tiles(s, h)
+    tile_s = max(1, min(_pow2_at_least(s), EW_TILE_ELEMS // tile_h))
+    grid = (h // tile_h, -(-s // tile_s), b)
+    if max(grid) > MAX_GRID:
+        raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
+    index_i64 = b * s * 2 * h > I32_MAX
+    symbol = f"silu_and_mul_{short}_s{tile_s}_t{tile_h}" + ("_i64" if index_i64 else "")
+    x = _array_strided(dt, _dense_strides((b, s, 2 * h)), size, index_i64)
+    y = _array_strided(dt, _dense_strides((b, s, h)), size, index_i64)
+    sig = _sig([x, y, tile_s, tile_h], symbol)
+    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "silu_and_mul").silu_and_mul, sig)
+    it = _it(index_i64)
+    params = _array_params("x", 3, it) + _array_params("y", 3, it)
+    bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
+                      tuning={"tile_s": tile_s, "tile_h": tile_h, **_assumptions(index_i64)})
+
+
+def export_swiglu(cfg: Config, bundle: Bundle) -> None:
+    b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
+    dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    tile_s, tile_h = _ew_tiles(s, h, 4096)
+    grid = (-(-h // tile_h), -(-s // tile_s), b)
+    if max(grid) > MAX_GRID:
+        raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
+    index_i64 = b * s * h > I32_MAX
+    rowany = (h * size) % ALIGN_BYTES != 0
+    symbol = f"swiglu_{short}_s{tile_s}_t{tile_h}" + ("_rowany" if rowany else "") + ("_i64" if index_i64 else "")
+    arr = _array_strided(dt, _dense_strides((b, s, h)), size, index_i64)
+    sig = _sig([arr, arr, arr, tile_s, tile_h], symbol)
+    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "swiglu").swiglu, sig)
+    it = _it(index_i64)
+    params = _array_params("a", 3, it) + _array_params("b", 3, it) + _array_params("c", 3, it)
+    bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
+                      tuning={"tile_s": tile_s, "tile_h": tile_h, **_assumptions(index_i64)})
+
+
+DROPOUT_TILE = 4096
+
+
+def export_dropout(cfg: Config, bundle: Bundle) -> None:
+    from cuda.tile.compilation import ScalarConstraint
+    ct = _ct()
+    m = cfg.integer("m")
+    dt, short, _ = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    p, inplace, training, seed = opparams.dropout(cfg)
+    if m > I32_MAX:
+        raise Unsupported(f"m={m}: element indices must fit int32 (the generator hashes uint32(i))")
+    tile = DROPOUT_TILE
+    while -(-m // tile) > MAX_GRID:
+        tile *= 2
+    grid = -(-m // tile)
+    threshold = opparams.dropout_keep_threshold(p)
+    scale = 1.0 / (1.0 - p)
+    name = "dropout_inplace" if inplace else "dropout"
+    symbol = f"{name}_{short}_t{tile}" + ("" if training else "_eval")
+    arr = _array(dt, 1, False)
+    u32 = ScalarConstraint(ct.uint32)
+    args = ([arr] if inplace else [arr, arr]) + [u32, u32, _f32_scalar(), tile, training]
+    file = _compile_entry(bundle, getattr(load_kernel_module(FRONTEND, "dropout"), name), _sig(args, symbol))
+    params = _array_params("x", 1, "i32") + ([] if inplace else _array_params("y", 1, "i32"))
+    params += [literal("u32", seed), literal("u32", threshold), literal("f32", scale)]
+    bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
+                      tuning={"tile": tile, "rng": "reference cutile_uniform: uint32 LCG 1103515245 + seed, "
+                              "xorshift >>16 <<8 >>4, 31 bits", "keep_if_bits_at_least": threshold,
+                              "scale_f32": scale, **_assumptions(False)})
+
+
+ROPE_TILE_ELEMS = 16384       # rotated elements (q and k heads x positions x rope_dim) per block
+
+
+def export_rope(cfg: Config, bundle: Bundle) -> None:
+    bsz, s = cfg.integer("bsz"), cfg.integer("seq_len")
+    hq, hkv, d = cfg.integer("num_q_heads"), cfg.integer("num_kv_heads"), cfg.integer("head_dim")
+    rd = opparams.rope_dim(cfg)
+    dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    half = rd // 2
+    if half & (half - 1):
+        raise Unsupported(f"rope_dim/2={half} is not a power of two (the halves are column tiles)")
+    tq, tk = _pow2_at_least(hq), _pow2_at_least(hkv)
+    budget = max(1, ROPE_TILE_ELEMS // ((tq + tk) * rd))
+    tile_s = min(_pow2_at_least(s), 1 << (budget.bit_length() - 1))   # tile dims: powers of two
+    while tile_s > 1 and -(-s // tile_s) * bsz < RMS_MIN_BLOCKS:
+        tile_s //= 2
+    grid = (-(-s // tile_s), bsz, 1)
+    if max(grid) > MAX_GRID:
+        raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
+    index_i64 = bsz * s * max(hq, hkv) * d > I32_MAX
+    symbol = f"rope_{short}_q{tq}_k{tk}_s{tile_s}_h{half}" + ("_i64" if index_i64 else "")
+    # strides of the [B, H, S, D] views of [B, S, H, D] storage (reference bshd_view)
+    q = _array_strided(dt, (s * hq * d, d, hq * d), size, index_i64)
+    k = _array_strided(dt, (s * hkv * d, d, hkv * d), size, index_i64)
+    cs = _array_strided(dt, (s * rd, rd), size, index_i64)
+    sig = _sig([q, k, cs, cs, tq, tk, tile_s, half], symbol)
+    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "rope").rope, sig)
+    it = _it(index_i64)
+    params = (_array_params("q", 4, it) + _array_params("k", 4, it) + _array_params("cos", 3, it)
+              + _array_params("sin", 3, it))
+    bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
+                      tuning={"tile_s": tile_s, "head_tile_q": tq, "head_tile_k": tk, "half": half,
+                              "rope_dim": rd, "in_place": True, **_assumptions(index_i64)})
 
 
 @lru_cache(maxsize=None)
@@ -190,7 +433,11 @@ def toolchain() -> dict[str, str]:
     return tc
 
 
-FRONTEND_DEF = Frontend(FRONTEND, {"vector_add": export_vector_add, "rms_norm": export_rms_norm},
+FRONTEND_DEF = Frontend(FRONTEND, {"vector_add": export_vector_add, "rms_norm": export_rms_norm,
+                                   "layer_norm_legacy": export_layer_norm_legacy,
+                                   "softmax": export_softmax, "rope": export_rope,
+                                   "silu_and_mul": export_silu_and_mul, "swiglu": export_swiglu,
+                                   "dropout": export_dropout},
                         lambda: dict(toolchain()))
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ TEST_F(Launch, EveryBundleConfigurationIsCorrectOnRandomInputs) {
   std::set<std::string> passed_frontends;
   for (const auto& dir : pt::all_bundles()) {
     pb::bundle b = pb::load_bundle(dir);
+    if (b.plan.frontend == "faults") continue;   // broken on purpose: tests/gpu_timing/faults
     for (const auto& plan : b.plan.configs) {
       SCOPED_TRACE(b.plan.frontend + " " + plan.config.id() + " seed " + std::to_string(seed));
       std::string verdict, detail;
@@ -81,6 +82,7 @@ TEST_F(Launch, PoisonIsOverwrittenForTwoDifferentPatterns) {
   // kernel skipped would keep the poison and differ.
   for (const auto& dir : pt::all_bundles()) {
     pb::bundle b = pb::load_bundle(dir);
+    if (b.plan.frontend == "faults") continue;
     const auto& plan = b.plan.configs.front();
     SCOPED_TRACE(b.plan.frontend + " " + plan.config.id());
     auto first = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0xFFFFFFFFu});

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,8 @@
 
 namespace portbench::reference {
 
+class reference_cache;
+
 /// Bad configuration or unknown operator; the message names the operator and the field.
 class spec_error : public std::runtime_error {
  public:
@@ -23,6 +26,9 @@ class spec_error : public std::runtime_error {
 
 enum class tensor_role { in, out, inout };
 
+/// "in", "out", "inout".
+[[nodiscard]] std::string_view to_string(tensor_role r) noexcept;
+
 struct tensor_spec {
   std::string name;
   dtype type;
@@ -30,10 +36,19 @@ struct tensor_spec {
   std::vector<std::int64_t> strides;   ///< in elements; may describe a non-contiguous view
   std::int64_t storage_elements = 0;   ///< elements of the backing allocation (>= the view's span)
   tensor_role role = tensor_role::in;
+  std::int64_t offset = 0;             ///< elements from the allocation's start to element [0,...,0]
 
   [[nodiscard]] std::int64_t elements() const;   ///< product of shape
   [[nodiscard]] std::size_t storage_bytes() const;
+  /// Storage index of a logical multi-index (offset + sum of index * stride).
+  [[nodiscard]] std::int64_t storage_index(std::span<const std::int64_t> index) const;
+  /// Row-major, dense, offset 0 and storage_elements == elements().
+  [[nodiscard]] bool is_contiguous() const;
 };
+
+/// A dense row-major tensor spec (strides from the shape, storage = elements).
+[[nodiscard]] tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> shape,
+                                      tensor_role role);
 
 /// Host copy of one tensor's backing storage, as raw bytes in the tensor's dtype.
 struct host_tensor {
@@ -46,6 +61,12 @@ struct cost_model {
   double flops = 0;
 };
 
+/// Upstream allclose tolerance: |got - want| <= atol + rtol * |want|.
+struct tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
 /// Outcome of comparing one output against the fp64 reference.
 struct compare_report {
   std::string tensor;
@@ -56,6 +77,32 @@ struct compare_report {
   double max_rel_err = 0;
   double atol = 0;
   double rtol = 0;
+
+  /// How the checked elements were chosen: "all", "rows", "heads", "tokens", "tile",
+  /// "freivalds" (checked counts rows of a randomized product check), "exact", "keep_ratio".
+  std::string method;
+  dtype type = dtype::f32;           ///< the output's dtype; sets the unit of the normalised error
+  std::int64_t total = 0;            ///< elements of the output (coverage = checked / total)
+  std::int64_t nonfinite = 0;        ///< NaN or inf where the reference is finite
+  double ref_rms = 0;                ///< rms of the fp64 reference over the checked elements
+  /// Normalised error: |got - want| / (eps(type) * (|want| + s) + min_subnormal(type) / 2), where
+  /// s is the rms of the reference over the unit (row, head, tile) the element belongs to.
+  /// A correctly rounded output scores at most 0.5.
+  double max_norm_err = 0;
+  double rms_norm_err = 0;
+  std::string note;                  ///< why something was not checked, or sampling details
+};
+
+/// How to verify: the inputs' seed (enables the cache and the check of in-place outputs),
+/// threads, cache and sample density.
+struct verify_options {
+  std::optional<std::uint64_t> seed;       ///< seed make_inputs was called with
+  unsigned threads = 0;                    ///< 0: std::thread::hardware_concurrency()
+  reference_cache* cache = nullptr;        ///< expected values of sampled checks (needs seed)
+  double sample_scale = 1.0;               ///< multiplies sampled rows/heads/tiles (>= 1 is denser)
+  /// Pristine inputs (as make_inputs returned them) for operators that overwrite an input
+  /// (rope, in-place dropout); without it they are regenerated from `seed`.
+  const std::vector<host_tensor>* original_inputs = nullptr;
 };
 
 /// An operator: tensors from a configuration, seeded inputs, fp64 reference and check.
@@ -70,14 +117,38 @@ class operator_spec {
   [[nodiscard]] virtual std::vector<compare_report> verify(const config& c,
                                                            const std::vector<host_tensor>& ts) const = 0;
   [[nodiscard]] virtual cost_model cost(const config& c) const = 0;
+
+  /// verify() with a seed, threads and cache. The default ignores the options.
+  [[nodiscard]] virtual std::vector<compare_report> verify(const config& c,
+                                                           const std::vector<host_tensor>& ts,
+                                                           const verify_options& options) const {
+    (void)options;
+    return verify(c, ts);
+  }
+  /// Writes the full fp64 reference, rounded to nearest even in each output's dtype, into the
+  /// outputs of `ts` (inputs must be filled). A CPU "front end" for tests and smoke runs; it
+  /// computes every element, so it can be slow on the largest configurations.
+  virtual void write_reference(const config& c, std::vector<host_tensor>& ts,
+                               unsigned threads = 0) const {
+    (void)c, (void)ts, (void)threads;
+    throw spec_error(name() + ": write_reference is not implemented");
+  }
+  /// Upstream atol/rtol for an output tensor (operators.md); informational next to judge().
+  [[nodiscard]] virtual tolerance upstream_tolerance(const config& c, const std::string& tensor) const;
 };
 
 /// The operator registry; throws spec_error naming the operator if it is unknown.
+/// Accepts upstream aliases ("attention", "fused_moe", "fmha_decode", "persistent_layer_norm").
 [[nodiscard]] const operator_spec& find_operator(const std::string& name);
+/// Canonical names, sorted (aliases are not listed).
 [[nodiscard]] std::vector<std::string> operator_names();
 
 /// Allocates host storage for every tensor of `c` and fills the inputs from `seed`.
 [[nodiscard]] std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c,
                                                    std::uint64_t seed);
+
+/// The tensor called `name` in `ts`; throws spec_error if absent.
+[[nodiscard]] const host_tensor& find_tensor(const std::vector<host_tensor>& ts, const std::string& name);
+[[nodiscard]] host_tensor& find_tensor(std::vector<host_tensor>& ts, const std::string& name);
 
 }  // namespace portbench::reference

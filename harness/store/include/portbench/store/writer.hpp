@@ -34,8 +34,9 @@ class results_writer {
                                              const provenance& prov,
                                              const create_options& opts = {});
   /// Reopens an existing results file for appending (`portbench run --resume`). Run groups
-  /// that a crash left without their COMPLETE marker, and run/role/configuration groups it left
-  /// unreadable, are removed, so that they can be written again.
+  /// that a crash left without their COMPLETE marker are removed, so that they can be written
+  /// again. When a kill during a flush left groups unreadable, the file is first rebuilt from
+  /// everything readable (the original kept as "<path>.damaged").
   [[nodiscard]] static results_writer resume(const std::filesystem::path& path);
 
   results_writer(results_writer&&) noexcept;

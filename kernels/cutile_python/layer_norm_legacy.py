@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+"""layer_norm_legacy for cuTile Python (reference/src/ops/layer_norm.cpp):
+y = (x - mean) * rsqrt(var + eps) * (w + weight_shift) + b over each row of x[m, n], biased
+variance, fp32 math, one rounding to the output dtype. The persistent_layer_norm variant
+(`layer_norm_stats`) also writes mean[m] and rstd[m] (fp32).
+
+Each tile block normalises TILE_M consecutive rows (grid = cdiv(m, TILE_M)); TILE_N >= n, so a
+row is read once and kept in registers (x read once, y written once). Padded lanes load as 0
+and are masked out of the centred values.
+
+Exported entry arguments: x (ptr, 2 shapes, 2 strides), w (ptr, shape, stride), b (ptr, shape,
+stride), y (ptr, 2 shapes, 2 strides), [mean (ptr, shape, stride), rstd (ptr, shape, stride)],
+eps (f32), weight_shift (f32).
+"""
+import cuda.tile as ct
+
+ZERO = ct.PaddingMode.ZERO
+
+
+@ct.function
+def _normalise(x, w, b, bid, eps, shift, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    n = x.shape[1]
+    xt = ct.load(x, index=(bid, 0), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
+    mean = ct.sum(xt, axis=1, keepdims=True) / n
+    valid = ct.reshape(ct.arange(TILE_N, dtype=ct.int32) < n, (1, TILE_N))
+    xc = ct.where(valid, xt - mean, 0.0)
+    rstd = ct.rsqrt(ct.sum(xc * xc, axis=1, keepdims=True) / n + eps)
+    wt = ct.load(w, index=(0,), shape=(TILE_N,), padding_mode=ZERO).astype(ct.float32) + shift
+    bt = ct.load(b, index=(0,), shape=(TILE_N,), padding_mode=ZERO).astype(ct.float32)
+    yt = xc * rstd * ct.reshape(wt, (1, TILE_N)) + ct.reshape(bt, (1, TILE_N))
+    return yt, mean, rstd
+
+
+@ct.kernel
+def layer_norm(x, w, b, y, eps, shift, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    bid = ct.bid(0)
+    yt, mean, rstd = _normalise(x, w, b, bid, eps, shift, TILE_M, TILE_N)
+    ct.store(y, index=(bid, 0), tile=yt.astype(y.dtype))
+
+
+@ct.kernel
+def layer_norm_stats(x, w, b, y, mean_out, rstd_out, eps, shift, TILE_M: ct.Constant[int],
+                     TILE_N: ct.Constant[int]):
+    bid = ct.bid(0)
+    yt, mean, rstd = _normalise(x, w, b, bid, eps, shift, TILE_M, TILE_N)
+    ct.store(y, index=(bid, 0), tile=yt.astype(y.dtype))
+    ct.store(mean_out, index=(bid,), tile=ct.reshape(mean, (TILE_M,)))
+    ct.store(rstd_out, index=(bid,), tile=ct.reshape(rstd, (TILE_M,)))

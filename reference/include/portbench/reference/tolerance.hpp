@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tolerance model: a port's error against fp64 is judged relative to the reference front
+// end's own error on the same inputs and the same checked elements, with a floor per dtype
+// expressed in units of the output's epsilon (see compare_report::max_norm_err).
+//
+//   allowed_max = max(max_ratio * ref.max_norm_err, max_floor)
+//   allowed_rms = max(rms_ratio * ref.rms_norm_err, rms_floor)
+//   PASS  iff port.checked > 0, port.nonfinite == 0, port.max_norm_err <= allowed_max and
+//         port.rms_norm_err <= allowed_rms
+//
+// Exact checks (integer outputs, dropout's keep ratio) pass iff bad == 0. Verdicts are literal
+// strings; nothing checked is NOT_CHECKED, never a pass.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "portbench/reference/spec.hpp"
+
+namespace portbench::reference {
+
+namespace verdicts {
+inline constexpr std::string_view pass = "PASS";
+inline constexpr std::string_view fail = "FAIL";
+inline constexpr std::string_view not_checked = "NOT_CHECKED";
+}  // namespace verdicts
+
+struct tolerance_model {
+  double max_ratio = 4.0;   ///< port max error may be this many times the reference's
+  double rms_ratio = 2.0;   ///< port rms error may be this many times the reference's
+  double max_floor = 4.0;   ///< always allowed: 4 units (about 4 ulps, 8 half-ulps of rounding)
+  double rms_floor = 1.0;   ///< always allowed on the rms
+
+  /// The model for a dtype (the same numbers today; kept per dtype so fp8 can widen).
+  [[nodiscard]] static tolerance_model for_dtype(dtype t) noexcept;
+};
+
+struct judgement {
+  std::string verdict;   ///< "PASS", "FAIL" or "NOT_CHECKED"
+  std::string reason;    ///< one line a person can act on
+};
+
+/// Judges one output of a port against the reference front end's report for the same output.
+/// A `reference` with checked == 0 (reference front end absent) falls back to judge_upstream.
+[[nodiscard]] judgement judge_report(const compare_report& port, const compare_report& reference,
+                                     dtype type, const tolerance_model& model);
+[[nodiscard]] judgement judge_report(const compare_report& port, const compare_report& reference);
+/// The verdict literal only.
+[[nodiscard]] std::string judge(const compare_report& port, const compare_report& reference, dtype type);
+/// The upstream allclose criterion alone: PASS iff checked > 0 and bad == 0.
+[[nodiscard]] judgement judge_upstream(const compare_report& port);
+/// All outputs of one configuration: reports are paired by (tensor, method). FAIL if any fails;
+/// NOT_CHECKED if any output was not checked (or the list is empty); otherwise PASS.
+[[nodiscard]] judgement judge_all(const std::vector<compare_report>& port,
+                                  const std::vector<compare_report>& reference);
+
+}  // namespace portbench::reference

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Operator parameters read as reference/src/ops reads them, and the dropout generator contract
+(reference/src/ops/dropout.cpp: cutile_uniform, keep iff u > p) that both front ends compile in."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import manifests
+from portbench_export import opparams
+from portbench_export.suite import Config, SuiteError
+
+
+def cfg(op, **params):
+    return Config(0, op, params)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 0.999999, 1 / 3])
+def test_dropout_threshold_matches_the_reference_double_comparison(p):
+    t = opparams.dropout_keep_threshold(p)
+    c = opparams.DROPOUT_DIVISOR
+    assert t / c > p and (t == 0 or not (t - 1) / c > p)
+
+
+def test_dropout_hash_matches_the_reference_formula():
+    # reference: r = uint32(i) * 1103515245 + seed; r ^= r >> 16; r ^= r << 8; r ^= r >> 4; r & 0x7fffffff
+    def ref(i, seed):
+        r = ((i & 0xFFFFFFFF) * 1103515245 + seed) % 2**32
+        r ^= r >> 16
+        r = (r ^ (r << 8)) % 2**32
+        r ^= r >> 4
+        return r & 0x7FFFFFFF
+    for i in (0, 1, 2, 12345, 2**31 - 1):
+        for seed in (0, 7, 2**32 - 1):
+            assert opparams.cutile_uniform_bits(i, seed) == ref(i, seed)
+    # about half of the elements survive p = 0.5
+    t = opparams.dropout_keep_threshold(0.5)
+    kept = sum(opparams.cutile_uniform_bits(i, 0) >= t for i in range(20000))
+    assert abs(kept / 20000 - 0.5) < 0.02
+
+
+def test_reference_defaults():
+    assert opparams.dropout(cfg("dropout", m=4)) == (0.5, False, True, 0)
+    assert opparams.dropout(cfg("dropout", m=4, inplace=1, training="False", rng_seed=-1)) == (0.5, True, False, 2**32 - 1)
+    assert opparams.layer_norm(cfg("layer_norm_legacy", m=1, n=1)) == (False, 1e-5, 0.0)
+    assert opparams.layer_norm(cfg("layer_norm_legacy", variant="persistent_layer_norm")) == (True, 1e-6, 0.0)
+    with pytest.raises(SuiteError):
+        opparams.layer_norm(cfg("layer_norm_legacy", variant="fast"))
+    assert opparams.rope_dim(cfg("rope", head_dim=256, partial_rotary_factor=0.25)) == 64
+    with pytest.raises(SuiteError):
+        opparams.rope_dim(cfg("rope", head_dim=6, partial_rotary_factor=0.5))
+
+
+@pytest.mark.parametrize("fe", ["cutile_python", "triton"])
+def test_literals_follow_the_configuration(fe, smoke_runs, edge_runs):
+    for runs in (smoke_runs, edge_runs):
+        ms = manifests(runs[fe].out)
+        for c in ms["dropout"]["configs"]:
+            p, _, training, seed = opparams.dropout(cfg("dropout", **c["params"]))
+            lits = [q for q in c["launches"][0]["params"] if q["kind"] == "literal"]
+            assert lits[0] == {"kind": "literal", "type": "u32", "value": seed}
+            assert lits[1]["value"] == opparams.dropout_keep_threshold(p)
+            assert lits[2]["value"] == pytest.approx(1 / (1 - p))
+        for c in ms["layer_norm_legacy"]["configs"]:
+            _, eps, shift = opparams.layer_norm(cfg("layer_norm_legacy", **c["params"]))
+            lits = [q["value"] for q in c["launches"][0]["params"] if q["kind"] == "literal"]
+            assert lits == [eps, shift]
+
+
+@pytest.mark.parametrize("fe", ["cutile_python", "triton"])
+def test_uncovered_configurations_are_skipped_with_a_reason(fe, tmp_path, run_export):
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"configs": [
+        {"op": "rms_norm", "params": {"m": 4, "n": 64, "dtype": "float16", "offset": 1.0}},
+        {"op": "layer_norm_legacy", "params": {"m": 4, "n": 20000, "dtype": "float16"}},
+        {"op": "rms_norm", "params": {"m": 4, "n": 64, "dtype": "float16", "mode": "multi_wave_reload"}},
+    ]}))
+    r = run_export(fe, suite, tmp_path / "out")
+    assert r.rc == 0, r.stderr
+    assert "offset != 0" in r.stdout and "n=20000 is wider" in r.stdout
+    assert list(manifests(r.out)) == ["rms_norm"]

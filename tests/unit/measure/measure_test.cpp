@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// The measurement engine's CPU-side pieces: statistics, poison patterns, seeds, the worker
+// protocol, suites and pairing on the real exported bundles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "portbench/bundle/error.hpp"
+#include "portbench/measure/job.hpp"
+#include "portbench/measure/orchestrator.hpp"
+#include "portbench/measure/output_guard.hpp"
+#include "portbench/measure/sampler.hpp"
+#include "test_support.hpp"
+
+namespace pm = portbench::measure;
+namespace pt = portbench::testing;
+
+namespace {
+
+TEST(MedianCi, MedianAndIntervalOfKnownData) {
+  std::vector<double> v;
+  for (int i = 1; i <= 101; ++i) v.push_back(i);
+  std::shuffle(v.begin(), v.end(), std::mt19937(3));
+  auto r = pm::median_with_ci(v);
+  EXPECT_DOUBLE_EQ(r.median, 51);
+  // Ranks 50.5 -+ 9.85 -> 40 and 61 (0-based): values 41 and 62.
+  EXPECT_NEAR(r.rel_half_width, 0.5 * (62 - 41) / 51.0, 1e-12);
+}
+
+TEST(MedianCi, FewSamplesGiveNoInterval) {
+  auto r = pm::median_with_ci({3, 1, 2});
+  EXPECT_DOUBLE_EQ(r.median, 2);
+  EXPECT_DOUBLE_EQ(r.rel_half_width, 1.0);
+  EXPECT_DOUBLE_EQ(pm::median_with_ci({}).median, 0);
+}
+
+TEST(MedianCi, TightDataHasTightInterval) {
+  std::mt19937 rng(1);
+  std::normal_distribution<double> noise(100.0, 0.1);
+  std::vector<double> v;
+  for (int i = 0; i < 200; ++i) v.push_back(noise(rng));
+  EXPECT_LT(pm::median_with_ci(v).rel_half_width, 0.0005);
+}
+
+float as_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+TEST(Poison, EveryPatternIsNaNInEveryFloatFormatAndTheyDiffer) {
+  std::set<std::uint32_t> seen;
+  for (std::uint64_t k = 0; k < 256; ++k) {
+    std::uint32_t p = pm::poison_pattern(k);
+    seen.insert(p);
+    EXPECT_TRUE(std::isnan(as_float(p)));
+    for (std::uint16_t half : {static_cast<std::uint16_t>(p & 0xffff), static_cast<std::uint16_t>(p >> 16)}) {
+      EXPECT_EQ(half & 0x7c00, 0x7c00) << "fp16 exponent";
+      EXPECT_NE(half & 0x03ff, 0) << "fp16 NaN, not inf";
+      EXPECT_EQ(half & 0x7f80, 0x7f80) << "bf16 exponent";
+      EXPECT_NE(half & 0x007f, 0) << "bf16 NaN, not inf";
+    }
+  }
+  EXPECT_EQ(seen.size(), 256u);
+}
+
+TEST(Seeds, SameForBothSidesDifferentAcrossConfigsAndRuns) {
+  EXPECT_EQ(pm::item_seed(1, "a/n=1", 0), pm::item_seed(1, "a/n=1", 0));
+  EXPECT_NE(pm::item_seed(1, "a/n=1", 0), pm::item_seed(1, "a/n=2", 0));
+  EXPECT_NE(pm::item_seed(1, "a/n=1", 0), pm::item_seed(1, "a/n=1", 1));
+  EXPECT_NE(pm::item_seed(1, "a/n=1", 0), pm::item_seed(2, "a/n=1", 0));
+}
+
+TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
+  pm::job j;
+  j.device = 1;
+  j.run = 3;
+  j.seed = 99;
+  j.timing.max_samples = 17;
+  j.timing.cold_l2 = false;
+  j.items.push_back({4, "rms_norm", {{"m", 2}, {"n", 8}, {"dtype", "float16"}}, "r", "p"});
+  auto back = pm::job_from_json(nlohmann::json::parse(pm::to_json(j).dump()));
+  EXPECT_EQ(back.device, 1);
+  EXPECT_EQ(back.run, 3);
+  EXPECT_EQ(back.timing.max_samples, 17);
+  EXPECT_FALSE(back.timing.cold_l2);
+  ASSERT_EQ(back.items.size(), 1u);
+  EXPECT_EQ(back.items[0].params["dtype"], "float16");
+
+  pm::item_report r;
+  r.index = 4;
+  r.status = "ERROR";
+  r.error = "port x: CUDA_ERROR_ILLEGAL_ADDRESS";
+  r.port.proof = "OUTPUT_NOT_WRITTEN";
+  r.port.samples.push_back({1234, 2000, 1980, 0xFFF0FFF0u, 7, ""});
+  auto rb = pm::item_report_from_json(nlohmann::json::parse(pm::to_json(r).dump()));
+  EXPECT_EQ(rb.status, "ERROR");
+  EXPECT_EQ(rb.error, r.error);
+  EXPECT_EQ(rb.port.proof, "OUTPUT_NOT_WRITTEN");
+  ASSERT_EQ(rb.port.samples.size(), 1u);
+  EXPECT_EQ(rb.port.samples[0].device_ns, 1234);
+  EXPECT_EQ(rb.port.samples[0].unwritten, 7u);
+}
+
+TEST(Suite, BadSuitesNameTheFileAndField) {
+  pt::temp_dir tmp;
+  auto file = tmp.path() / "s.json";
+  pt::write_text(file, R"({"suite": "x", "configs": [{"op": "rms_norm"}]})");
+  try {
+    (void)pm::load_suite(file.string());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("s.json: configs[0].params: missing"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)pm::load_suite((tmp.path() / "none.json").string()), std::runtime_error);
+}
+
+TEST(Pairing, SmokeSuitePairsEveryConfigurationBothSidesSupport) {
+  pm::sweep_options o;
+  o.suite_file = std::string(PORTBENCH_SOURCE_DIR) + "/configs/smoke.json";
+  o.ref_dirs = {(pt::bundle_root() / "cutile_python").string()};
+  o.port_dirs = {(pt::bundle_root() / "cutile_rust").string()};
+  auto plan = pm::plan_sweep(o);
+  auto suite = pm::load_suite(o.suite_file);
+  EXPECT_EQ(plan.pairs.size() + plan.unpaired.size(), suite.entries.size());
+  EXPECT_GE(plan.pairs.size(), 7u);
+  for (const auto& p : plan.pairs) {
+    EXPECT_EQ(p.ref_frontend, "cutile_python");
+    EXPECT_EQ(p.port_frontend, "cutile_rust");
+  }
+}
+
+TEST(Pairing, TwoBundlesOfOneOperatorOnOneSideAreRefused) {
+  pm::sweep_options o;
+  o.suite_file = std::string(PORTBENCH_SOURCE_DIR) + "/configs/smoke.json";
+  o.ref_dirs = {(pt::bundle_root() / "cutile_python").string(), (pt::bundle_root() / "triton").string()};
+  o.port_dirs = {(pt::bundle_root() / "cutile_rust").string()};
+  EXPECT_THROW((void)pm::plan_sweep(o), std::runtime_error);
+}
+
+}  // namespace

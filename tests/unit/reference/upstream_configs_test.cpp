@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every upstream perf configuration (tilegym_perf_configs.json, with its own parameter names)
+// builds tensors and a cost, so configs/tilegym.json can be generated from that file as is.
+// Skipped, with the reason, when the data file is not found.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "portbench/reference/spec.hpp"
+
+namespace pr = portbench::reference;
+
+namespace {
+
+std::filesystem::path data_file() {
+  if (const char* env = std::getenv("PORTBENCH_TILEGYM_CONFIGS")) return env;
+  for (const auto& p : {std::filesystem::path(PORTBENCH_SOURCE_DIR) / "shared/data/tilegym_perf_configs.json",
+                                        std::filesystem::path(PORTBENCH_SOURCE_DIR) / "../shared/data/tilegym_perf_configs.json",
+                                        std::filesystem::path("/work/shared/data/tilegym_perf_configs.json")}) {
+    if (std::filesystem::exists(p)) return p;
+  }
+  return {};
+}
+
+pr::config to_config(const std::string& op, const nlohmann::json& params) {
+  pr::config c{op, {}};
+  for (const auto& [k, v] : params.items()) {
+    if (v.is_null()) c.params[k] = std::monostate{};
+    else if (v.is_boolean()) c.params[k] = v.get<bool>();
+    else if (v.is_number_integer()) c.params[k] = v.get<std::int64_t>();
+    else if (v.is_number()) c.params[k] = v.get<double>();
+    else if (v.is_string()) c.params[k] = v.get<std::string>();
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(upstream_configs, every_perf_config_builds_tensors_and_cost) {
+  const auto path = data_file();
+  if (path.empty()) GTEST_SKIP() << "tilegym_perf_configs.json not found (set PORTBENCH_TILEGYM_CONFIGS)";
+  std::ifstream in(path);
+  const auto doc = nlohmann::json::parse(in);
+  std::int64_t perf = 0, llm = 0;
+  for (const auto& o : doc.at("operators")) {
+    const std::string name = o.at("operator").get<std::string>();
+    const auto& op = pr::find_operator(name);  // upstream spellings resolve ("attention (fmha)")
+    std::vector<nlohmann::json> all(o.at("configs").begin(), o.at("configs").end());
+    perf += static_cast<std::int64_t>(all.size());
+    if (o.contains("test_perf_llm")) {
+      for (const auto& c : o.at("test_perf_llm").at("configs")) all.push_back(c), ++llm;
+    }
+    for (const auto& params : all) {
+      const auto c = to_config(name, params);
+      std::vector<pr::tensor_spec> ts;
+      ASSERT_NO_THROW(ts = op.tensors(c)) << c.id();
+      ASSERT_FALSE(ts.empty());
+      for (const auto& t : ts) {
+        EXPECT_GT(t.elements(), 0) << c.id() << " " << t.name;
+        EXPECT_GE(t.storage_elements, t.elements()) << c.id() << " " << t.name;
+      }
+      if (params.contains("dtype")) {
+        EXPECT_EQ(ts.front().type, *pr::parse_dtype(params.at("dtype").get<std::string>())) << c.id();
+      }
+      const auto cost = op.cost(c);
+      EXPECT_GT(cost.bytes_moved, 0) << c.id();
+      EXPECT_GT(cost.flops, 0) << c.id();
+    }
+  }
+  EXPECT_EQ(perf, 381);  // 341 test_perf configs (operators.md section 5) + 40 softmax bench points
+  EXPECT_EQ(llm, 18);
+}
+
+TEST(upstream_configs, largest_rms_norm_and_matmul_sizes) {
+  const auto& mm = pr::find_operator("matmul");
+  const pr::config c{"matmul", {{"m", std::int64_t{32768}}, {"n", std::int64_t{32768}}, {"k", std::int64_t{32768}},
+                                {"dtype", std::string("float32")}}};
+  EXPECT_DOUBLE_EQ(mm.cost(c).flops, 2.0 * 32768.0 * 32768.0 * 32768.0);
+  EXPECT_DOUBLE_EQ(mm.cost(c).bytes_moved, 3.0 * 32768.0 * 32768.0 * 4.0);
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include "portbench/store/error.hpp"
+#include "portbench/store/merge.hpp"
+#include "portbench/store/reader.hpp"
+#include "portbench/store/writer.hpp"
+#include "test_data.hpp"
+
+namespace portbench::store {
+namespace {
+
+using testing::temp_file;
+using testing::test_config;
+using testing::test_provenance;
+using testing::test_run;
+
+std::filesystem::path write_shard(const std::string& name, std::vector<int> cfgs, int runs,
+                                  std::int64_t base, provenance prov = test_provenance()) {
+  auto path = temp_file(name);
+  auto w = results_writer::create(path, prov);
+  for (int c : cfgs) {
+    w.add_config(test_config(c));
+    for (int run = 0; run < runs; ++run) {
+      w.append(test_run(test_config(c), role::reference, run, base + run));
+      w.append(test_run(test_config(c), role::port, run, base + 50 + run));
+    }
+  }
+  return path;
+}
+
+TEST(StoreMerge, ShardsAndRepeatedRunsCombine) {
+  auto a = read_results(write_shard("shard_a.h5", {0, 1}, 2, 1000));
+  auto b = read_results(write_shard("shard_b.h5", {2}, 2, 2000));
+  auto c = read_results(write_shard("more_runs.h5", {0}, 2, 3000));
+  merge_summary s1 = merge_into(a, b, {});
+  EXPECT_EQ(s1.configs_added, 1u);
+  EXPECT_EQ(s1.runs_added, 4u);
+  merge_summary s2 = merge_into(a, c, {});
+  EXPECT_EQ(s2.configs_added, 0u);
+  EXPECT_EQ(s2.runs_added, 4u);
+  ASSERT_EQ(a.configs.size(), 3u);
+  const role_results* ref = a.find(test_config(0).id)->find(role::reference);
+  ASSERT_EQ(ref->runs.size(), 4u);
+  EXPECT_EQ(ref->runs[2].run, 2);
+  EXPECT_EQ(ref->runs[3].run, 3);
+  EXPECT_EQ(ref->runs[3].time_ns.front(), 3001);
+
+  merge_summary dup = merge_into(a, b, {});  // the same shard again
+  EXPECT_EQ(dup.duplicate_runs_skipped, 4u);
+  EXPECT_EQ(dup.runs_added, 0u);
+
+  auto out = temp_file("merged.h5");
+  write_results(out, a);
+  results_file back = read_results(out);
+  EXPECT_EQ(back.run_count(), 16u);
+  EXPECT_NE(back.provenance.extra.at("merged_from").find("shard_b.h5"), std::string::npos);
+}
+
+TEST(StoreMerge, RefusesOtherSuiteOrGpuUnlessForced) {
+  auto a = read_results(write_shard("suite_a.h5", {0}, 1, 1000));
+  auto b = read_results(write_shard("suite_b.h5", {1}, 1, 1000, test_provenance("nightly", "NVIDIA B200")));
+  try {
+    merge_into(a, b, {});
+    FAIL() << "merge should refuse";
+  } catch (const store_error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("different suite ('smoke' vs 'nightly')"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("different GPU"), std::string::npos) << msg;
+  }
+  merge_summary s = merge_into(a, b, {.force = true});
+  EXPECT_EQ(s.configs_added, 1u);
+  EXPECT_FALSE(s.notes.empty());
+}
+
+}  // namespace
+}  // namespace portbench::store
