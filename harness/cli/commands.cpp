@@ -21,6 +21,7 @@ int run(int argc, char** argv) {
   add(&add_check_command);
   add(&add_run_command);
   add(&add_worker_command);
+  add(&add_cost_command);
   add(&add_report_command);
   add(&add_compare_command);
   add(&add_merge_command);

@@ -14,6 +14,7 @@ command_action add_inspect_command(CLI::App& app);
 command_action add_check_command(CLI::App& app);
 command_action add_run_command(CLI::App& app);
 command_action add_worker_command(CLI::App& app);
+command_action add_cost_command(CLI::App& app);
 command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
