@@ -16,7 +16,7 @@ mkdir -p "$OUT"
 "$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton > "$OUT/check_corpus.txt" 2>&1
 echo "check exit $?: $(grep -c ' PASS ' "$OUT/check_corpus.txt") PASS, $(grep -cE ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt") not"
 grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt" | cut -c1-200 | head -20
-"$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust --suite configs/tilegym.json \
+timeout "${PORTBENCH_CORPUS_TIMEOUT:-300}" "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust --suite configs/tilegym.json \
   --runs "$RUNS" --time-cap 0.3 --min-samples 8 --timeout 60 --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
 tail -3 "$OUT/corpus.txt"
 "$BIN" report "$OUT/corpus.h5" --format md > "$OUT/corpus_report.md" 2>&1

@@ -40,11 +40,23 @@ echo "== portbench check bundles =="
 "$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton bundles/cuda_cpp > "$OUT/check.txt" 2>&1
 check_rc=$?
 
-if "$BIN" --help 2>/dev/null | grep -q " run "; then
+if [[ -z "${PORTBENCH_SKIP_SWEEP:-}" ]] && "$BIN" --help 2>/dev/null | grep -q " run "; then
   echo "== smoke sweep =="
   bash scripts/smoke_sweep.sh "$OUT" > "$OUT/sweep.log" 2>&1
   cp "$OUT"/*.h5 "$FINAL"/ 2>/dev/null
   grep -E "^(==|geomean|wall|rms_norm|vector_add)" "$OUT/sweep.log" | tail -40
+fi
+
+# Optional parts: the operator corpus (issue 6) and the reference verification benchmark.
+if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
+  echo "== operator corpus =="
+  bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
+  cp "$OUT/corpus.h5" "$FINAL"/ 2>/dev/null
+fi
+if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then
+  echo "== reference verification benchmark, $(nproc) threads =="
+  timeout "${PORTBENCH_REF_BENCH_TIMEOUT:-240}" bash scripts/bench_reference.sh --threads "$(nproc)" \
+    --build-dir build/gpu ${PORTBENCH_REF_BENCH_FILTER:+--filter "$PORTBENCH_REF_BENCH_FILTER"} 2>&1 | tee "$OUT/ref_bench.txt" | tail -30
 fi
 
 echo
