@@ -8,11 +8,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <span>
 #include <algorithm>
 #include <map>
 #include <memory>
 
 #include "commands.hpp"
+#include "portbench/bundle/sha256.hpp"
 #include "portbench/measure/orchestrator.hpp"
 #include "portbench/measure/verdicts.hpp"
 #include "portbench/store/writer.hpp"
@@ -82,7 +85,9 @@ store::provenance make_provenance(const run_cli_options& o, const measure::sweep
     bp.frontend = b->plan.frontend;
     bp.op = b->plan.op;
     for (const auto& c : b->cubins) bp.cubin_sha256[c.ref.file] = c.ref.sha256;
-    bp.bundle_sha256 = b->plan.path.string();
+    std::ifstream manifest(b->plan.path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+    bp.bundle_sha256 = bundle::sha256_hex(std::as_bytes(std::span(text.data(), text.size())));
     p.bundles.push_back(std::move(bp));
     for (const auto& [tool, version] : b->plan.toolchain) p.extra["toolchain." + b->plan.frontend + "." + tool] = version;
   }
