@@ -25,6 +25,25 @@ void CUPTIAPI buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, s
   std::free(buffer);
 }
 
+// The fields portbench reads are common to the host- and device-launched kernel records.
+template <typename Record>
+kernel_record to_kernel_record(const Record& k, bool device_launched) {
+  kernel_record r;
+  r.correlation_id = k.correlationId;
+  r.start_ns = k.start;
+  r.end_ns = k.end;
+  r.name = k.name ? k.name : "";
+  r.grid[0] = k.gridX;
+  r.grid[1] = k.gridY;
+  r.grid[2] = k.gridZ;
+  r.block[0] = k.blockX;
+  r.block[1] = k.blockY;
+  r.block[2] = k.blockZ;
+  r.stream_id = k.streamId;
+  r.device_launched = device_launched;
+  return r;
+}
+
 }  // namespace
 
 cupti_tracer::cupti_tracer(std::shared_ptr<const cuda::cupti_api> api) : m_api(std::move(api)) {
@@ -77,28 +96,10 @@ void cupti_tracer::consume(std::uint8_t* buffer, std::size_t valid_bytes) {
   while (m_api->cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      kernel_record r;
-      r.correlation_id = k->correlationId;
-      r.start_ns = k->start;
-      r.end_ns = k->end;
-      r.name = k->name ? k->name : "";
-      r.grid[0] = k->gridX; r.grid[1] = k->gridY; r.grid[2] = k->gridZ;
-      r.block[0] = k->blockX; r.block[1] = k->blockY; r.block[2] = k->blockZ;
-      r.stream_id = k->streamId;
-      r.device_launched = k->isDeviceLaunched != 0;
-      m_pending.kernels.push_back(std::move(r));
+      m_pending.kernels.push_back(to_kernel_record(*k, k->isDeviceLaunched != 0));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_CDP_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityCdpKernel*>(record);
-      kernel_record r;
-      r.correlation_id = k->correlationId;
-      r.start_ns = k->start;
-      r.end_ns = k->end;
-      r.name = k->name ? k->name : "";
-      r.grid[0] = k->gridX; r.grid[1] = k->gridY; r.grid[2] = k->gridZ;
-      r.block[0] = k->blockX; r.block[1] = k->blockY; r.block[2] = k->blockZ;
-      r.stream_id = k->streamId;
-      r.device_launched = true;
-      m_pending.kernels.push_back(std::move(r));
+      m_pending.kernels.push_back(to_kernel_record(*k, true));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
       if (e->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) m_pending.external_id[e->correlationId] = e->externalId;
