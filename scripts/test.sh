@@ -14,16 +14,33 @@ bash scripts/export_bundles.sh configs/smoke.json
 echo "== build and CTest (preset $PRESET) =="
 cmake --preset "$PRESET" >/dev/null
 cmake --build --preset "$PRESET"
-ctest --preset "$PRESET" 2>&1 | tee build/$PRESET/ctest.log
+LOG="build/$PRESET"
+ctest --preset "$PRESET" 2>&1 | tee "$LOG/ctest.log"
 if grep -q "Skipped" build/$PRESET/ctest.log; then
   reason="$(build/$PRESET/tests/gpu/launch/portbench.test.gpu.launch 2>&1 | grep -m1 -o 'no CUDA device: .*' || true)"
   echo "GPU tests were skipped here: ${reason:-see ctest -V}"
 fi
 
 echo "== exporter tests (pytest) =="
-.venv/bin/python -m pytest -q tests/python
+.venv/bin/python -m pytest -q tests/python 2>&1 | tee "$LOG/pytest.log"
 
 if [[ -f kernels/cutile_rust/Cargo.toml ]]; then
   echo "== cuTile Rust exporter tests (cargo test) =="
-  bash kernels/cutile_rust/test.sh
+  bash kernels/cutile_rust/test.sh 2>&1 | tee "$LOG/cargo.log"
 fi
+
+# One closing line over the three runners (ctest, pytest, cargo test).
+ctest_total=$(grep -oE 'tests failed out of [0-9]+' "$LOG/ctest.log" | grep -oE '[0-9]+$' || echo 0)
+ctest_failed=$(grep -oE '[0-9]+ tests failed out of' "$LOG/ctest.log" | grep -oE '^[0-9]+' || echo 0)
+ctest_skipped=$(grep -c '(Skipped)' "$LOG/ctest.log" || true)
+py_passed=$(grep -oE '[0-9]+ passed' "$LOG/pytest.log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+py_failed=$(grep -oE '[0-9]+ failed' "$LOG/pytest.log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+py_skipped=$(grep -oE '[0-9]+ skipped' "$LOG/pytest.log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+cargo_passed=0; cargo_failed=0
+if [[ -f "$LOG/cargo.log" ]]; then
+  cargo_passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$LOG/cargo.log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+  cargo_failed=$(grep -oE '[0-9]+ failed;' "$LOG/cargo.log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+fi
+passed=$((ctest_total - ctest_failed - ctest_skipped + py_passed + ${cargo_passed:-0}))
+failed=$((ctest_failed + py_failed + ${cargo_failed:-0}))
+echo "summary: $passed passed, $failed failed, $((ctest_skipped + py_skipped)) skipped"
