@@ -50,9 +50,8 @@ std::string capture(const std::string& cmd) {
   return out;
 }
 
-store::provenance make_provenance(const run_cli_options& o, const measure::sweep_plan& plan, int argc_hint,
+store::provenance make_provenance(const run_cli_options& o, const measure::sweep_plan& plan,
                                   const std::string& argv_line) {
-  (void)argc_hint;
   store::provenance p;
   p.portbench_version = "0.1.0";
   p.command_line = argv_line;
@@ -180,7 +179,7 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
   if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
   auto writer = o.resume && std::filesystem::exists(out)
                     ? store::results_writer::resume(out)
-                    : store::results_writer::create(out, make_provenance(o, plan, 0, argv_line), {.overwrite = o.overwrite});
+                    : store::results_writer::create(out, make_provenance(o, plan, argv_line), {.overwrite = o.overwrite});
   for (const auto& pair : plan.pairs) {
     writer.add_config({pair.config.id(), pair.config.op, pair.params.dump()});
   }

@@ -14,16 +14,8 @@ namespace {
 // Launches attributed to the harness itself (warm-up, numerics passes, poison checks).
 constexpr std::uint64_t k_harness_id = 0;
 
-int severity(const std::string& proof) {
-  if (proof == k_proof_not_executed) return 4;
-  if (proof == k_proof_foreign_kernel) return 3;
-  if (proof == k_proof_output_not_written) return 2;
-  if (proof == k_proof_nondeterministic) return 1;
-  return 0;
-}
-
 void raise_proof(side_result& side, const char* verdict, const std::string& detail) {
-  if (severity(verdict) > severity(side.proof)) {
+  if (proof_severity(verdict) > proof_severity(side.proof)) {
     side.proof = verdict;
     side.proof_detail = detail;
   }

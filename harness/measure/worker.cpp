@@ -111,14 +111,7 @@ void fill_timing(const side_result& r, side_report& rep) {
   rep.rel_ci = r.rel_ci;
   rep.timing = r.timing;
   // The worst of the numerics passes and the timed samples stands.
-  auto rank = [](const std::string& p) {
-    if (p == k_proof_not_executed) return 4;
-    if (p == k_proof_foreign_kernel) return 3;
-    if (p == k_proof_output_not_written) return 2;
-    if (p == k_proof_nondeterministic) return 1;
-    return 0;
-  };
-  if (rank(r.proof) > rank(rep.proof)) {
+  if (proof_severity(r.proof) > proof_severity(rep.proof)) {
     rep.proof = r.proof;
     rep.proof_detail = r.proof_detail;
   }
@@ -172,7 +165,7 @@ int run_worker(const job& j, std::ostream& out) {
       const auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
       verify::device_tensors dev(ctx, inputs, {ref_plan, port_plan});
       side = "reference " + ref.plan.frontend;
-      plan_under_test pref{&get_plan(ref, *ref_plan), &ref};
+      plan_under_test pref{&get_plan(ref, *ref_plan)};
       reference::verify_options vopt;
       vopt.seed = item_seed(j.seed, cfg.id(), j.run);
       vopt.cache = &cache;
@@ -185,7 +178,7 @@ int run_worker(const job& j, std::ostream& out) {
       if (!ref_judged.reason.empty()) rep.ref.numerics_detail += " | " + ref_judged.reason;
       check_device_launches(ref, *ref_plan, rep.ref);
       side = "port " + port.plan.frontend;
-      plan_under_test pport{&get_plan(port, *port_plan), &port};
+      plan_under_test pport{&get_plan(port, *port_plan)};
       auto port_reports = check_side(op, cfg, inputs, dev, s, guard, pport, vopt, rep.port);
       auto port_judged = reference::judge_all(port_reports, ref_reports);
       rep.port.numerics = port_judged.verdict;

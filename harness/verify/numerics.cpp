@@ -8,16 +8,6 @@
 
 namespace portbench::verify {
 
-std::string verdict_of(const std::vector<reference::compare_report>& reports) {
-  std::int64_t checked = 0, bad = 0;
-  for (const auto& r : reports) {
-    checked += r.checked;
-    bad += r.bad;
-  }
-  if (checked == 0) return k_not_checked;
-  return bad == 0 ? k_pass : k_fail;
-}
-
 numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundle& b,
                                const bundle::config_plan& plan, const check_options& opt) {
   const auto& op = reference::find_operator(plan.config.op);

@@ -45,10 +45,9 @@ struct side_result {
 
 };
 
-/// A plan under test, with what its CUPTI records must show.
+/// A plan under test; its launches say what its CUPTI records must show.
 struct plan_under_test {
   const bundle::loaded_plan* plan = nullptr;
-  const bundle::bundle* source = nullptr;
 };
 
 class sampler {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Proof-of-execution and timing verdicts, as literal strings in files and tables.
 #pragma once
+#include <string>
 
 namespace portbench::measure {
 
@@ -11,6 +12,15 @@ inline constexpr const char* k_proof_output_not_written = "OUTPUT_NOT_WRITTEN";
 inline constexpr const char* k_proof_nondeterministic = "NONDETERMINISTIC";
 inline constexpr const char* k_proof_executed = "EXECUTED";
 inline constexpr const char* k_proof_not_checked = "NOT_CHECKED";
+
+/// Rank of a proof verdict: when several apply to a side, the highest rank stands.
+[[nodiscard]] inline int proof_severity(const std::string& proof) noexcept {
+  if (proof == k_proof_not_executed) return 4;
+  if (proof == k_proof_foreign_kernel) return 3;
+  if (proof == k_proof_output_not_written) return 2;
+  if (proof == k_proof_nondeterministic) return 1;
+  return 0;
+}
 
 // Timing validity of a side's samples (the CI reached is kept beside it, not in the verdict).
 inline constexpr const char* k_timing_valid = "VALID";

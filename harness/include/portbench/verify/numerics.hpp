@@ -34,7 +34,4 @@ struct check_options {
 [[nodiscard]] numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundle& b,
                                              const bundle::config_plan& plan, const check_options& opt);
 
-/// PASS only if something was checked and nothing was bad.
-[[nodiscard]] std::string verdict_of(const std::vector<reference::compare_report>& reports);
-
 }  // namespace portbench::verify
