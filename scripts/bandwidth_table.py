@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Per operator: the largest configuration (most bytes), the best-of-N device time of each side
-and the achieved bandwidth of the faster one against a measured copy bandwidth.
-Usage: bandwidth_table.py RESULTS.h5 COST.jsonl COPY_GBPS"""
+"""Per operator: the largest configuration (most bytes moved), the best-of-N device time of every
+front end found in the results files, and the achieved bandwidth of the fastest one against a
+measured copy bandwidth. Runs whose numerics or proof did not pass are left out: a kernel that
+skips work must not look fast.
+Usage: bandwidth_table.py COST.jsonl COPY_GBPS RESULTS.h5 [RESULTS.h5 ...]"""
 import json
 import sys
 
@@ -10,43 +12,70 @@ import h5py
 import numpy as np
 
 
-def best_medians(group):
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def best_median(group):
+    """Best (minimum) of the run medians of a role group; None without a clean, timed run."""
     meds = []
     for run in group.values():
-        if isinstance(run, h5py.Group) and "time_ns" in run and run["time_ns"].shape[0] > 0:
-            timing = run.attrs.get("timing", "")
-            if (timing.decode() if isinstance(timing, bytes) else timing) == "VALID":
-                meds.append(float(np.median(run["time_ns"][()])))
+        if not isinstance(run, h5py.Group) or "time_ns" not in run or run["time_ns"].shape[0] == 0:
+            continue
+        a = run.attrs
+        if (text(a.get("timing", "")) == "VALID" and text(a.get("numerics", "")) == "PASS"
+                and text(a.get("proof", "")) == "EXECUTED"):
+            meds.append(float(np.median(run["time_ns"][()])))
     return min(meds) if meds else None
 
 
-def main(results, cost_file, copy_gbps):
+def collect(files, cost):
+    """{config id: {frontend: best ns}} over every file and role."""
+    times = {}
+    for path in files:
+        with h5py.File(path, "r") as f:
+            for op_group in f["configs"].values():
+                for cg in op_group.values():
+                    cid = text(cg.attrs["id"])
+                    if cid not in cost:
+                        continue
+                    for role in ("reference", "port"):
+                        if role not in cg:
+                            continue
+                        fe = text(cg[role].attrs.get("frontend", role))
+                        t = best_median(cg[role])
+                        if t is not None:
+                            prev = times.setdefault(cid, {}).get(fe)
+                            times[cid][fe] = t if prev is None else min(prev, t)
+    return times
+
+
+def main(cost_file, copy_gbps, files):
     cost = {}
     for line in open(cost_file):
         d = json.loads(line)
         if "bytes" in d:
             cost[d["id"]] = d
-    per_op = {}
-    with h5py.File(results, "r") as f:
-        for op_group in f["configs"].values():
-            for sg in op_group.values():
-                full = sg.attrs["id"]
-                full = full.decode() if isinstance(full, bytes) else full
-                if full not in cost or "reference" not in sg or "port" not in sg:
-                    continue
-                ref, port = best_medians(sg["reference"]), best_medians(sg["port"])
-                if ref is None or port is None:
-                    continue
-                op = cost[full]["op"]
-                if op not in per_op or cost[full]["bytes"] > per_op[op][1]:
-                    per_op[op] = (full, cost[full]["bytes"], ref, port)
+    times = collect(files, cost)
+    largest = {}
+    for cid, per_fe in times.items():
+        op = cost[cid]["op"]
+        if op not in largest or cost[cid]["bytes"] > cost[largest[op]]["bytes"]:
+            largest[op] = cid
+    frontends = sorted({fe for per_fe in times.values() for fe in per_fe})
     print(f"copy bandwidth {copy_gbps:.0f} GB/s")
-    print(f"{'operator':20s} {'largest configuration':58s} {'MB':>8s} {'ref us':>9s} {'port us':>9s} {'best GB/s':>10s} {'% copy':>7s}")
-    for op, (cid, b, r, p) in sorted(per_op.items()):
-        best = min(r, p)
-        gbps = b / best
-        print(f"{op:20s} {cid:58s} {b / 1e6:8.1f} {r / 1e3:9.2f} {p / 1e3:9.2f} {gbps:10.0f} {100 * gbps / copy_gbps:6.1f}%")
+    head = " ".join(f"{fe + ' us':>17s}" for fe in frontends)
+    print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}  largest configuration")
+    for op, cid in sorted(largest.items()):
+        b = cost[cid]["bytes"]
+        per_fe = times[cid]
+        cols = " ".join(f"{per_fe[fe] / 1e3:17.2f}" if fe in per_fe else f"{'-':>17s}" for fe in frontends)
+        fastest = min(per_fe, key=per_fe.get)
+        gbps = b / per_fe[fastest]
+        print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%  {cid}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], float(sys.argv[3]))
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    main(sys.argv[1], float(sys.argv[2]), sys.argv[3:])

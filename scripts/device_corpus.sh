@@ -2,25 +2,41 @@
 # SPDX-License-Identifier: Apache-2.0
 # Issue-6 figures on the GPU host, after scripts/device_run.sh built the harness: every front
 # end's smoke bundles checked, the cuTile Python -> cuTile Rust sweep over the tilegym
-# configurations of the exported operators (bundles-tilegym/, from scripts/export_bundles.sh
-# configs/tilegym.json bundles-tilegym), the per-operator report, and the achieved bandwidth of
-# the largest configurations against the measured copy bandwidth.
+# configurations of the exported operators (bundles-tilegym/, from
+# `scripts/export_bundles.sh configs/tilegym.json bundles-tilegym`), cuTile Python -> Triton on
+# the largest configuration of each operator (configs/largest.json), the per-operator report,
+# where the workers' time went, and the achieved bandwidth of the fastest front end on the
+# largest configurations against the measured copy bandwidth.
 # Usage: scripts/device_corpus.sh OUTDIR [RUNS]
+# Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT="${1:?usage: device_corpus.sh OUTDIR [RUNS]}"
 RUNS="${2:-1}"
 BIN=build/gpu/harness/cli/portbench
+DEV=(--devices "${PORTBENCH_DEVICES:-0}")
 mkdir -p "$OUT"
 "$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton > "$OUT/check_corpus.txt" 2>&1
 echo "check exit $?: $(grep -c ' PASS ' "$OUT/check_corpus.txt") PASS, $(grep -cE ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt") not"
 grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt" | cut -c1-200 | head -20
-timeout "${PORTBENCH_CORPUS_TIMEOUT:-300}" "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust --suite configs/tilegym.json \
-  --runs "$RUNS" --time-cap 0.3 --min-samples 8 --timeout 60 --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
-tail -3 "$OUT/corpus.txt"
+
+start=$(date +%s)
+timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust \
+  --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
+  --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
+echo "cuTile Python -> cuTile Rust sweep: exit $?, $(( $(date +%s) - start )) s"
+grep -v "not paired" "$OUT/corpus.txt" | tail -3
 "$BIN" report "$OUT/corpus.h5" --format md > "$OUT/corpus_report.md" 2>&1
 grep -A12 "^## Operators" "$OUT/corpus_report.md"
+python3 scripts/sweep_cost.py "$OUT/corpus.h5"
+
+"$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/triton --suite configs/largest.json "${DEV[@]}" \
+  --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/largest_triton.h5" --overwrite \
+  > "$OUT/largest_triton.txt" 2>&1
+echo "cuTile Python -> Triton, largest configurations: exit $?"
+grep -E "^[a-z_]+/|geomean" "$OUT/largest_triton.txt" | cut -c1-160
+
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
-python3 scripts/bandwidth_table.py "$OUT/corpus.h5" "$OUT/cost.jsonl" "${COPY:-0}"
+python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" "$OUT/corpus.h5" "$OUT/largest_triton.h5"

@@ -47,7 +47,15 @@ if [[ -z "${PORTBENCH_SKIP_SWEEP:-}" ]] && "$BIN" --help 2>/dev/null | grep -q "
   grep -E "^(==|geomean|wall|rms_norm|vector_add)" "$OUT/sweep.log" | tail -40
 fi
 
-# Optional parts: the operator corpus (issue 6) and the reference verification benchmark.
+# Optional parts: tile experiments, the operator corpus (issue 6) and the reference
+# verification benchmark.
+if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
+  echo "== tile experiments (bundles-tune, scripts/tune_variants.sh) =="
+  for d in bundles-tune/*/; do
+    echo "-- $(basename "$d")"
+    bash scripts/tune_variants.sh time "$d" "$ROOT/$BIN" 2>&1 | tee -a "$OUT/tune.txt"
+  done
+fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
   bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
@@ -56,7 +64,8 @@ fi
 if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then
   echo "== reference verification benchmark, $(nproc) threads =="
   timeout "${PORTBENCH_REF_BENCH_TIMEOUT:-240}" bash scripts/bench_reference.sh --threads "$(nproc)" \
-    --build-dir build/gpu ${PORTBENCH_REF_BENCH_FILTER:+--filter "$PORTBENCH_REF_BENCH_FILTER"} 2>&1 | tee "$OUT/ref_bench.txt" | tail -30
+    --build-dir build/gpu ${PORTBENCH_REF_BENCH_FILTER:+--filter "$PORTBENCH_REF_BENCH_FILTER"} \
+    ${PORTBENCH_REF_BENCH_SUITE:+--suite "$PORTBENCH_REF_BENCH_SUITE"} 2>&1 | tee "$OUT/ref_bench.txt" | tail -40
 fi
 
 echo

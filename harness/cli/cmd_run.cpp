@@ -112,6 +112,7 @@ store::run_record to_record(const measure::planned_pair& pair, int run, const me
     if (x.problem.empty() && x.device_ns > 0) rec.add_sample({x.device_ns, x.sm_mhz, x.event_ns});
     else ++rec.dropped_samples;
   }
+  rec.cost = {r.inputs_s, s.check_s, s.verify_s, r.sampling_s, r.wall_s};
   rec.verdicts.numerics = s.numerics;
   rec.verdicts.proof = s.proof;
   rec.verdicts.timing = s.timing;
@@ -134,7 +135,13 @@ std::string worst(const std::string& a, const std::string& b) {
   return a;
 }
 
-int print_summary(const std::map<std::string, config_summary>& rows, const measure::sweep_summary& s) {
+// Where the workers' wall time went, summed over every configuration run.
+struct cost_totals {
+  double inputs_s = 0, check_s = 0, verify_s = 0, sampling_s = 0;
+};
+
+int print_summary(const std::map<std::string, config_summary>& rows, const measure::sweep_summary& s,
+                  const cost_totals& c) {
   std::printf("\n%-48s %12s %12s %8s %8s %10s %-20s %s\n", "configuration", "ref best us", "port best us", "ratio",
               "spread", "numerics", "proof", "status");
   double log_sum = 0;
@@ -163,6 +170,8 @@ int print_summary(const std::map<std::string, config_summary>& rows, const measu
   std::printf("wall %.1f s, GPU in timed kernels %.2f s (%.1f%%), workers started %d, configuration runs %d, failed %d\n",
               s.wall_s, s.timed_device_s, s.wall_s > 0 ? 100 * s.timed_device_s / s.wall_s : 0.0, s.workers_started,
               s.items_run, s.items_failed);
+  std::printf("worker time: inputs %.1f s, numerics passes %.1f s (CPU verification %.1f s), timed sampling %.1f s\n",
+              c.inputs_s, c.check_s, c.verify_s, c.sampling_s);
   return all_ok ? 0 : 1;
 }
 
@@ -184,10 +193,15 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
     writer.add_config({pair.config.id(), pair.config.op, pair.params.dump()});
   }
   std::map<std::string, config_summary> rows;
+  cost_totals costs;
   auto sink = [&](const measure::planned_pair& pair, int run, const measure::item_report& r) {
     auto ref = to_record(pair, run, r, true), port = to_record(pair, run, r, false);
     writer.append(ref);
     writer.append(port);
+    costs.inputs_s += r.inputs_s;
+    costs.check_s += r.ref.check_s + r.port.check_s;
+    costs.verify_s += r.ref.verify_s + r.port.verify_s;
+    costs.sampling_s += r.sampling_s;
     auto& row = rows[pair.config.id()];
     row.id = pair.config.id();
     if (r.ref.median_ns > 0 && r.ref.timing == measure::k_timing_valid) row.ref_medians.push_back(r.ref.median_ns);
@@ -206,7 +220,7 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
                                         {"items_failed", summary.items_failed}}.dump());
   writer.close();
   std::printf("results: %s\n", out.string().c_str());
-  return print_summary(rows, summary);
+  return print_summary(rows, summary, costs);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ json side_to_json(const side_report& s) {
   for (const auto& x : s.samples) samples.push_back({x.device_ns, x.event_ns, x.sm_mhz, x.unwritten, x.problem});
   return {{"frontend", s.frontend}, {"numerics", s.numerics}, {"numerics_detail", s.numerics_detail},
           {"proof", s.proof}, {"proof_detail", s.proof_detail}, {"timing", s.timing},
-          {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"samples", samples}};
+          {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"check_s", s.check_s}, {"verify_s", s.verify_s},
+          {"samples", samples}};
 }
 
 side_report side_from_json(const json& j) {
@@ -54,6 +55,8 @@ side_report side_from_json(const json& j) {
   s.numerics_detail = j.at("numerics_detail").get<std::string>();
   s.proof = j.at("proof").get<std::string>();
   s.proof_detail = j.at("proof_detail").get<std::string>();
+  s.check_s = j.value("check_s", 0.0);
+  s.verify_s = j.value("verify_s", 0.0);
   s.timing = j.at("timing").get<std::string>();
   s.median_ns = j.at("median_ns").get<double>();
   s.rel_ci = j.at("rel_ci").get<double>();
@@ -73,7 +76,8 @@ side_report side_from_json(const json& j) {
 
 json to_json(const item_report& r) {
   return {{"event", "result"}, {"index", r.index}, {"status", r.status}, {"error", r.error},
-          {"wall_s", r.wall_s}, {"timed_device_s", r.timed_device_s},
+          {"wall_s", r.wall_s}, {"timed_device_s", r.timed_device_s}, {"inputs_s", r.inputs_s},
+          {"sampling_s", r.sampling_s},
           {"reference", side_to_json(r.ref)}, {"port", side_to_json(r.port)}};
 }
 
@@ -84,6 +88,8 @@ item_report item_report_from_json(const json& j) {
   r.error = j.at("error").get<std::string>();
   r.wall_s = j.at("wall_s").get<double>();
   r.timed_device_s = j.at("timed_device_s").get<double>();
+  r.inputs_s = j.value("inputs_s", 0.0);
+  r.sampling_s = j.value("sampling_s", 0.0);
   r.ref = side_from_json(j.at("reference"));
   r.port = side_from_json(j.at("port"));
   return r;

@@ -21,6 +21,9 @@ namespace portbench::measure {
 namespace {
 
 using json = nlohmann::json;
+using steady = std::chrono::steady_clock;
+
+double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
 
 reference::config config_of(const job_item& item) {
   reference::config c;
@@ -65,6 +68,7 @@ std::vector<reference::compare_report> check_side(const reference::operator_spec
                                                   const output_guard& guard, const plan_under_test& p,
                                                   const reference::verify_options& vopt, side_report& rep) {
   constexpr std::uint32_t k_first_poison = 0xFFFFFFFFu, k_second_poison = 0xFFF5FFF5u;
+  auto t0 = steady::now();
   std::uint64_t unwritten = 0;
   std::vector<std::vector<std::byte>> passes[2];
   std::vector<reference::compare_report> reports;
@@ -77,8 +81,13 @@ std::vector<reference::compare_report> check_side(const reference::operator_spec
     std::vector<reference::host_tensor> host = inputs;
     dev.download_outputs(host);
     passes[pass] = output_bytes(host);
-    if (pass == 0) reports = op.verify(cfg, host, vopt);
+    if (pass == 0) {
+      auto tv = steady::now();
+      reports = op.verify(cfg, host, vopt);
+      rep.verify_s = seconds_since(tv);
+    }
   }
+  rep.check_s = seconds_since(t0);
   rep.numerics_detail = describe(reports);
   if (unwritten > 0) {
     rep.proof = k_proof_output_not_written;
@@ -148,7 +157,7 @@ int run_worker(const job& j, std::ostream& out) {
     out << json{{"event", "begin"}, {"index", item.index}}.dump() << "\n" << std::flush;
     item_report rep;
     rep.index = item.index;
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = steady::now();
     double timed_before = s.timed_device_seconds();
     std::string side = "setup";
     bool lost = false;
@@ -164,6 +173,7 @@ int run_worker(const job& j, std::ostream& out) {
       const auto& op = reference::find_operator(cfg.op);
       const auto inputs = reference::make_inputs(op, cfg, item_seed(j.seed, cfg.id(), j.run));
       verify::device_tensors dev(ctx, inputs, {ref_plan, port_plan});
+      rep.inputs_s = seconds_since(t0);
       side = "reference " + ref.plan.frontend;
       plan_under_test pref{&get_plan(ref, *ref_plan)};
       reference::verify_options vopt;
@@ -186,7 +196,9 @@ int run_worker(const job& j, std::ostream& out) {
       check_device_launches(port, *port_plan, rep.port);
       side = "timing";
       side_result rres, pres;
+      auto ts = steady::now();
       s.measure(pref, pport, dev, j.timing, rres, pres);
+      rep.sampling_s = seconds_since(ts);
       fill_timing(rres, rep.ref);
       fill_timing(pres, rep.port);
     } catch (const cuda::cuda_error& e) {
@@ -197,7 +209,7 @@ int run_worker(const job& j, std::ostream& out) {
       rep.status = k_status_error;
       rep.error = side + ": " + e.what();
     }
-    rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rep.wall_s = seconds_since(t0);
     rep.timed_device_s = s.timed_device_seconds() - timed_before;
     out << to_json(rep).dump() << "\n" << std::flush;
     if (lost) return k_worker_exit_context_lost;

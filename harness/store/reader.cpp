@@ -44,6 +44,11 @@ run_record read_run(hid_t group, const scalar_attributes& a, const config_result
   r.stats.median_ci_high_ns = number("median_ci_high_ns", nan);
   r.stats.median_rel_ci = number("median_rel_ci", nan);
   r.stats.median_sm_clock_mhz = number("median_sm_clock_mhz", nan);
+  r.cost.inputs_s = number("inputs_s", nan);
+  r.cost.check_s = number("check_s", nan);
+  r.cost.verify_s = number("verify_s", nan);
+  r.cost.sampling_s = number("sampling_s", nan);
+  r.cost.item_wall_s = number("item_wall_s", nan);
   if (samples) {
     r.time_ns = read_int64_dataset(group, "time_ns");
     if (link_exists(group, "sm_clock_mhz")) r.sm_clock_mhz = read_int32_dataset(group, "sm_clock_mhz");

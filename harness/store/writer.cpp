@@ -294,6 +294,11 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_attribute(g.get(), "median_ci_high_ns", st.median_ci_high_ns);
     detail::write_attribute(g.get(), "median_rel_ci", st.median_rel_ci);
     detail::write_attribute(g.get(), "median_sm_clock_mhz", st.median_sm_clock_mhz);
+    detail::write_attribute(g.get(), "inputs_s", run.cost.inputs_s);
+    detail::write_attribute(g.get(), "check_s", run.cost.check_s);
+    detail::write_attribute(g.get(), "verify_s", run.cost.verify_s);
+    detail::write_attribute(g.get(), "sampling_s", run.cost.sampling_s);
+    detail::write_attribute(g.get(), "item_wall_s", run.cost.item_wall_s);
     detail::write_attribute(g.get(), "state", run_complete);  // last: the run is whole
   } catch (const detail::h5_error& e) {
     throw store_error(m->path, e.what());

@@ -4,9 +4,11 @@ y = (x - mean) * rsqrt(var + eps) * (w + weight_shift) + b over each row of x[m,
 variance, fp32 math, one rounding to the output dtype. The persistent_layer_norm variant
 (`layer_norm_stats`) also writes mean[m] and rstd[m] (fp32).
 
-Each tile block normalises TILE_M consecutive rows (grid = cdiv(m, TILE_M)); TILE_N >= n, so a
-row is read once and kept in registers (x read once, y written once). Padded lanes load as 0
-and are masked out of the centred values.
+Each tile block normalises TILE_M consecutive rows (grid = cdiv(m, TILE_M)). Rows up to 8192
+columns: TILE_N >= n, a row is read once and kept in registers (x read once, y written once);
+padded lanes load as 0 and are masked out of the centred values. Wider rows (`*_loop`): the row
+is walked in TILE_N-column chunks three times (sum, centred sum of squares, normalise and
+store), the later reads mostly from L2, so no thread holds a whole wide row in registers.
 
 Exported entry arguments: x (ptr, 2 shapes, 2 strides), w (ptr, shape, stride), b (ptr, shape,
 stride), y (ptr, 2 shapes, 2 strides), [mean (ptr, shape, stride), rstd (ptr, shape, stride)],
@@ -44,5 +46,50 @@ def layer_norm_stats(x, w, b, y, mean_out, rstd_out, eps, shift, TILE_M: ct.Cons
     bid = ct.bid(0)
     yt, mean, rstd = _normalise(x, w, b, bid, eps, shift, TILE_M, TILE_N)
     ct.store(y, index=(bid, 0), tile=yt.astype(y.dtype))
+    ct.store(mean_out, index=(bid,), tile=ct.reshape(mean, (TILE_M,)))
+    ct.store(rstd_out, index=(bid,), tile=ct.reshape(rstd, (TILE_M,)))
+
+
+@ct.function
+def _loop_stats(x, bid, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    n = x.shape[1]
+    chunks = ct.num_tiles(x, axis=1, shape=(TILE_M, TILE_N))
+    acc = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
+    for j in range(chunks):
+        acc = acc + ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
+    mean = ct.sum(acc, axis=1, keepdims=True) / n
+    acc = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
+    for j in range(chunks):
+        xt = ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
+        valid = ct.reshape(ct.arange(TILE_N, dtype=ct.int32) + j * TILE_N < n, (1, TILE_N))
+        xc = ct.where(valid, xt - mean, 0.0)
+        acc = acc + xc * xc
+    return mean, ct.sum(acc, axis=1, keepdims=True) / n
+
+
+@ct.function
+def _loop_store(x, w, b, y, bid, mean, rstd, shift, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    for j in range(ct.num_tiles(x, axis=1, shape=(TILE_M, TILE_N))):
+        xt = ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
+        wt = ct.load(w, index=(j,), shape=(TILE_N,), padding_mode=ZERO).astype(ct.float32) + shift
+        bt = ct.load(b, index=(j,), shape=(TILE_N,), padding_mode=ZERO).astype(ct.float32)
+        yt = (xt - mean) * rstd * ct.reshape(wt, (1, TILE_N)) + ct.reshape(bt, (1, TILE_N))
+        ct.store(y, index=(bid, j), tile=yt.astype(y.dtype))
+
+
+@ct.kernel
+def layer_norm_loop(x, w, b, y, eps, shift, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    bid = ct.bid(0)
+    mean, var = _loop_stats(x, bid, TILE_M, TILE_N)
+    _loop_store(x, w, b, y, bid, mean, ct.rsqrt(var + eps), shift, TILE_M, TILE_N)
+
+
+@ct.kernel
+def layer_norm_stats_loop(x, w, b, y, mean_out, rstd_out, eps, shift, TILE_M: ct.Constant[int],
+                          TILE_N: ct.Constant[int]):
+    bid = ct.bid(0)
+    mean, var = _loop_stats(x, bid, TILE_M, TILE_N)
+    rstd = ct.rsqrt(var + eps)
+    _loop_store(x, w, b, y, bid, mean, rstd, shift, TILE_M, TILE_N)
     ct.store(mean_out, index=(bid,), tile=ct.reshape(mean, (TILE_M,)))
     ct.store(rstd_out, index=(bid,), tile=ct.reshape(rstd, (TILE_M,)))

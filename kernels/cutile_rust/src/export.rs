@@ -131,7 +131,8 @@ pub fn find_tileiras() -> Result<PathBuf> {
 pub struct SuiteConfig {
     pub op: String,
     pub params: Value,
-    /// Tuning overrides (sweeps only; a suite file never sets them).
+    /// Tuning overrides: the suite entry's optional `"tuning"` object (`block_rows`, `tile`,
+    /// `occupancy`), for tile experiments; the manifest records what was used.
     pub overrides: plan::Overrides,
 }
 
@@ -148,9 +149,26 @@ pub fn read_suite(path: &Path) -> Result<Vec<SuiteConfig>> {
                 .get("params")
                 .filter(|p| p.is_object())
                 .with_context(|| format!("config {i} has no \"params\" object"))?;
-            Ok(SuiteConfig { op: op.to_string(), params: params.clone(), overrides: Default::default() })
+            let overrides = read_overrides(c.get("tuning")).with_context(|| format!("config {i}: \"tuning\""))?;
+            Ok(SuiteConfig { op: op.to_string(), params: params.clone(), overrides })
         })
         .collect()
+}
+
+fn read_overrides(tuning: Option<&Value>) -> Result<plan::Overrides> {
+    let mut o = plan::Overrides::default();
+    let Some(t) = tuning else { return Ok(o) };
+    let t = t.as_object().context("must be an object")?;
+    for (k, v) in t {
+        let v = v.as_i64().filter(|&v| v > 0).with_context(|| format!("{k} must be a positive integer, got {v}"))?;
+        match k.as_str() {
+            "block_rows" => o.block_rows = Some(v),
+            "tile" => o.tile = Some(v),
+            "occupancy" => o.occupancy = Some(i32::try_from(v)?),
+            other => bail!("unknown key {other:?} (block_rows, tile, occupancy)"),
+        }
+    }
+    Ok(o)
 }
 
 /// The output of the compile-only API for one plan.

@@ -196,6 +196,138 @@ pub mod portbench_kernels {
         rstd.store(rs);
     }
 
+    /// layer_norm for rows wider than one tile: `BM` rows per block, the row walked in
+    /// `BN`-column chunks three times (sum, centred sum of squares, normalise and store; the
+    /// later reads of a block's rows mostly hit L2), so no thread holds a whole wide row.
+    /// `chunk` equals `BN` (passed as a value to mask the padded columns of the last chunk).
+    #[cutile::entry()]
+    unsafe fn layer_norm_loop<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        w: &Tensor<T, { [-1] }>,
+        b: &Tensor<T, { [-1] }>,
+        y: &Tensor<T, { [-1, -1] }>,
+        eps: f32,
+        shift: f32,
+        chunk: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xp: Partition<T, { [BM, BN] }> = x.partition(shape![BM, BN]);
+        let wp: Partition<T, { [BN] }> = w.partition(shape![BN]);
+        let bp: Partition<T, { [BN] }> = b.partition(shape![BN]);
+        let nt: i32 = num_tiles(&xp, 1i32);
+        let n: i32 = get_shape_dim(x.shape(), 1i32);
+        let n_f: f32 = convert_scalar::<f32>(n);
+        let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            acc = acc + xf;
+        }
+        let sum_x: Tile<f32, { [BM] }> = reduce_sum(acc, 1i32);
+        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let mut acc2: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            let left: i32 = n - j * chunk;
+            let left_t: Tile<i32, { [BN] }> = left.broadcast(shape![BN]);
+            let valid: Tile<bool, { [BN] }> = lt_tile(cols, left_t);
+            let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
+            acc2 = acc2 + d * d;
+        }
+        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(acc2, 1i32);
+        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
+        let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
+        let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let shift_t: Tile<f32, { [BN] }> = shift.broadcast(shape![BN]);
+        let mut yp: PartitionMut<T, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            let wt: Tile<T, { [BN] }> = wp.load([j]);
+            let bt: Tile<T, { [BN] }> = bp.load([j]);
+            let wf: Tile<f32, { [BN] }> = convert_tile(wt);
+            let wf: Tile<f32, { [BM, BN] }> = (wf + shift_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let bf: Tile<f32, { [BN] }> = convert_tile(bt);
+            let bf: Tile<f32, { [BM, BN] }> = bf.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let yt: Tile<T, { [BM, BN] }> = convert_tile((xf - mu_b) * rs_b * wf + bf);
+            unsafe { yp.store_unchecked(yt, [pid.0, j]) };
+        }
+    }
+
+    /// persistent_layer_norm for rows wider than one tile: [`layer_norm_loop`] that also
+    /// stores the row mean and rstd (f32, `[m]`).
+    #[cutile::entry()]
+    unsafe fn layer_norm_stats_loop<T: ElementType, const BM: i32, const BN: i32>(
+        x: &Tensor<T, { [-1, -1] }>,
+        w: &Tensor<T, { [-1] }>,
+        b: &Tensor<T, { [-1] }>,
+        y: &Tensor<T, { [-1, -1] }>,
+        mean: &mut Tensor<f32, { [BM] }>,
+        rstd: &mut Tensor<f32, { [BM] }>,
+        eps: f32,
+        shift: f32,
+        chunk: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xp: Partition<T, { [BM, BN] }> = x.partition(shape![BM, BN]);
+        let wp: Partition<T, { [BN] }> = w.partition(shape![BN]);
+        let bp: Partition<T, { [BN] }> = b.partition(shape![BN]);
+        let nt: i32 = num_tiles(&xp, 1i32);
+        let n: i32 = get_shape_dim(x.shape(), 1i32);
+        let n_f: f32 = convert_scalar::<f32>(n);
+        let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            acc = acc + xf;
+        }
+        let sum_x: Tile<f32, { [BM] }> = reduce_sum(acc, 1i32);
+        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let mut acc2: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            let left: i32 = n - j * chunk;
+            let left_t: Tile<i32, { [BN] }> = left.broadcast(shape![BN]);
+            let valid: Tile<bool, { [BN] }> = lt_tile(cols, left_t);
+            let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
+            acc2 = acc2 + d * d;
+        }
+        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(acc2, 1i32);
+        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
+        let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
+        let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        let shift_t: Tile<f32, { [BN] }> = shift.broadcast(shape![BN]);
+        let mut yp: PartitionMut<T, { [BM, BN] }> = unsafe { y.partition_full_mut(shape![BM, BN]) };
+        for j in 0i32..nt {
+            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
+            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
+            let wt: Tile<T, { [BN] }> = wp.load([j]);
+            let bt: Tile<T, { [BN] }> = bp.load([j]);
+            let wf: Tile<f32, { [BN] }> = convert_tile(wt);
+            let wf: Tile<f32, { [BM, BN] }> = (wf + shift_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let bf: Tile<f32, { [BN] }> = convert_tile(bt);
+            let bf: Tile<f32, { [BM, BN] }> = bf.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let yt: Tile<T, { [BM, BN] }> = convert_tile((xf - mu_b) * rs_b * wf + bf);
+            unsafe { yp.store_unchecked(yt, [pid.0, j]) };
+        }
+        mean.store(mu);
+        rstd.store(rs);
+    }
+
     /// Row softmax of `x[m, n]` in f32: `BM` whole rows per block (`BN >= n`); the padded
     /// columns load as -inf, so they add nothing to the max or the sum.
     #[cutile::entry()]

@@ -21,6 +21,10 @@ pub const RMS_NORM_LOOP_BN: i64 = 4096;
 /// The largest row a single-tile row kernel (layer_norm, softmax) keeps in one tile.
 pub const ROW_MAX_BN: i64 = 16384;
 
+/// The widest row layer_norm keeps in one tile; wider rows are walked in
+/// [`RMS_NORM_LOOP_BN`]-column chunks (a 16384-column f32 row tile spills registers).
+pub const LAYER_NORM_MAX_BN: i64 = 8192;
+
 /// Tile elements per block the row and elementwise heuristics aim at.
 pub const TILE_ELEMS: i64 = 8192;
 
@@ -99,9 +103,10 @@ pub struct Plan {
 /// Tuning choices that replace the heuristics (for sweeps; the exporter uses none).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
-    /// vector_add `TILE`.
+    /// 1-D tile (vector_add, swiglu, dropout) or the column chunk of the looping row kernels
+    /// (rms_norm, layer_norm: setting it selects the loop).
     pub tile: Option<i64>,
-    /// rms_norm `BM`.
+    /// Rows per block (`BM`, `BR`, rope's `BS`) of the row and elementwise kernels.
     pub block_rows: Option<i64>,
     /// cuTile occupancy hint.
     pub occupancy: Option<i32>,
@@ -326,8 +331,13 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
         TensorLayout::contiguous("w", &[n], bytes),
         TensorLayout::contiguous("y", &[m, n], bytes),
     ];
-    let looping = pow2_ceil(n).max(16) > RMS_NORM_MAX_BN;
-    let (mut bm, bn) = if looping { (1, RMS_NORM_LOOP_BN) } else { rms_norm_tiles(m, n) };
+    // A `tile` override asks for the looping kernel with that column chunk.
+    let looping = pow2_ceil(n).max(16) > RMS_NORM_MAX_BN || o.tile.is_some();
+    let (mut bm, bn) = match (looping, o.tile) {
+        (true, Some(t)) => (1, check_pow2("tile", t)?),
+        (true, None) => (1, RMS_NORM_LOOP_BN),
+        (false, _) => rms_norm_tiles(m, n),
+    };
     if let Some(r) = o.block_rows {
         bm = check_pow2("block_rows", r)?;
     }
@@ -384,10 +394,13 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     let persistent = variant == "persistent_layer_norm";
     let eps = param_f64_or(params, "eps", if persistent { 1e-6 } else { 1e-5 })?;
     let shift = param_f64_or(params, "weight_shift", 0.0)?;
-    let (mut bm, bn) = row_tiles(m, n);
-    ensure!(bn <= ROW_MAX_BN, "layer_norm keeps a row in one tile; n = {n} exceeds {ROW_MAX_BN}");
+    let looping = pow2_ceil(n).max(16) > LAYER_NORM_MAX_BN;
+    let (mut bm, mut bn) = if looping { (1, RMS_NORM_LOOP_BN) } else { row_tiles(m, n) };
     if let Some(r) = o.block_rows {
         bm = check_pow2("block_rows", r)?;
+    }
+    if let (true, Some(t)) = (looping, o.tile) {
+        bn = check_pow2("tile", t)?;
     }
     let mut tensors = vec![
         TensorLayout::contiguous("x", &[m, n], bytes),
@@ -396,7 +409,7 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
         TensorLayout::contiguous("y", &[m, n], bytes),
     ];
     let mut args: Vec<KernelArg> = tensors.iter().take(3).map(|t| tensor_arg(t, None)).collect();
-    args.push(tensor_arg(&tensors[3], Some(vec![bm, bn])));
+    args.push(tensor_arg(&tensors[3], if looping { None } else { Some(vec![bm, bn]) }));
     if persistent {
         for name in ["mean", "rstd"] {
             let t = TensorLayout::contiguous(name, &[m], 4);
@@ -406,7 +419,15 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     }
     args.push(KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(eps) });
     args.push(KernelArg::Scalar { name: "shift".into(), ty: ScalarType::F32, value: LitValue::Float(shift) });
-    let kernel = if persistent { "layer_norm_stats" } else { "layer_norm" };
+    if looping {
+        args.push(KernelArg::Scalar { name: "chunk".into(), ty: ScalarType::I32, value: LitValue::Int(bn) });
+    }
+    let kernel = match (persistent, looping) {
+        (false, false) => "layer_norm",
+        (true, false) => "layer_norm_stats",
+        (false, true) => "layer_norm_loop",
+        (true, true) => "layer_norm_stats_loop",
+    };
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!(kernel));
     tuning.insert("variant".into(), json!(variant));
@@ -414,6 +435,10 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     tuning.insert("block_cols".into(), json!(bn));
     tuning.insert("eps".into(), json!(eps));
     tuning.insert("weight_shift".into(), json!(shift));
+    if looping {
+        tuning.insert("col_chunks".into(), json!(ceil_div(n, bn)));
+        tuning.insert("reads_of_x".into(), json!(3));
+    }
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel,
@@ -421,7 +446,7 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
         grid: grid_of(&[m], &[bm])?,
         stem: format!("{kernel}_{elem}_bm{bm}_bn{bn}"),
-        occupancy: Some(rms_norm_occupancy(bm, bn)),
+        occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
         tensors,
         args,
         tuning,

@@ -36,9 +36,8 @@ GPU_CODE = "sm_90"            # tileiras rejects arch-suffixed names; its ptxas 
 MAX_GRID = 2**24 - 1          # cuTile grid limit per dimension
 I32_MAX = 2**31 - 1
 EPS = 1e-5
-RMS_MAX_TILE = 4096           # widest row tile kept in one piece; wider rows loop over tiles
-RMS_TILE_ELEMS = 16384        # target elements per rms_norm tile (TILE_M x TILE_N)
-RMS_MIN_BLOCKS = 256          # keep at least this many tile blocks when m allows (GPU-agnostic)
+MIN_BLOCKS = 256              # rope: keep at least this many tile blocks when the shape allows
+EW_OCCUPANCY = 4              # occupancy hint of the elementwise kernels (as the cuTile Rust port)
 ALIGN_BYTES = 16
 
 DTYPES = {"float16": ("float16", "f16", 2), "bfloat16": ("bfloat16", "bf16", 2),
@@ -129,6 +128,11 @@ def _compile_entry(bundle: Bundle, kernel, sig) -> str:
     return file
 
 
+def _kernel(module: str, name: str, occupancy: int):
+    """Kernel `name` of kernels/cutile_python/<module>.py with a cuTile occupancy hint."""
+    return getattr(load_kernel_module(FRONTEND, module), name).replace_hints(occupancy=occupancy)
+
+
 def _assumptions(index_i64: bool) -> dict:
     return {"index_type": "i64" if index_i64 else "i32", "base_align_bytes": ALIGN_BYTES,
             "inner_stride": 1, "no_alias": True}
@@ -156,22 +160,6 @@ def export_vector_add(cfg: Config, bundle: Bundle) -> None:
                       tuning={"tile": tile, **_assumptions(index_i64)})
 
 
-def rms_tiles(m: int, n: int) -> tuple[int, int, bool]:
-    """(TILE_M rows, TILE_N columns, whole row in one tile) for an m x n rms_norm.
-
-    TILE_N: the power of two >= n, up to RMS_MAX_TILE (wider rows loop over column tiles).
-    TILE_M: rows per tile block so that a tile holds about RMS_TILE_ELEMS elements (measured on
-    the H200: 16 rows of 1024 fp16 took 13 us against 36 us for one row per block at m=4096),
-    at most 16, and fewer while that would leave under RMS_MIN_BLOCKS tile blocks."""
-    tile_n = 1 << (n - 1).bit_length()
-    single = tile_n <= RMS_MAX_TILE
-    tile_n = min(tile_n, RMS_MAX_TILE)
-    tile_m = max(1, min(16, RMS_TILE_ELEMS // tile_n))
-    while tile_m > 1 and -(-m // tile_m) < RMS_MIN_BLOCKS:
-        tile_m //= 2
-    return tile_m, tile_n, single
-
-
 def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     from cuda.tile.compilation import CallingConvention, KernelSignature, ScalarConstraint
     ct = _ct()
@@ -181,7 +169,9 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     if opparams.real_or(cfg, "offset", 0.0) != 0.0:
         raise Unsupported("offset != 0 (Gemma-style w + offset) is not in the kernel")
     mode = opparams.text_or(cfg, "mode", "")   # upstream kernel choice; one kernel here
-    tile_m, tile_n, single = rms_tiles(m, n)
+    tile_m, tile_n, single = row_tiles(m, n)
+    tile_m = cfg.tune("block_rows", tile_m)
+    occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
@@ -190,12 +180,12 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     # only when this configuration guarantees it.
     row_div = ALIGN_BYTES // size if (n * size) % ALIGN_BYTES == 0 else 1
     symbol = (f"rms_norm_{short}_r{tile_m}_t{tile_n}" + ("" if single else "_loop")
-              + ("" if row_div > 1 else "_rowany") + ("_i64" if index_i64 else ""))
+              + ("" if row_div > 1 else "_rowany") + ("_i64" if index_i64 else "") + f"_occ{occupancy}")
     sig = KernelSignature(
         [_array(dt, 2, index_i64, row_div), _array(dt, 1, index_i64), _array(dt, 2, index_i64, row_div),
          ScalarConstraint(ct.float32), tile_m, tile_n, single],
         CallingConvention.cutile_python_v2(), symbol=symbol)
-    kernel = load_kernel_module(FRONTEND, "rms_norm").rms_norm
+    kernel = load_kernel_module(FRONTEND, "rms_norm").rms_norm.replace_hints(occupancy=occupancy)
     file = _compile_entry(bundle, kernel, sig)
     it = "i64" if index_i64 else "i32"
     params = (_array_params("x", 2, it) + _array_params("w", 1, it) + _array_params("y", 2, it)
@@ -203,29 +193,40 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     extra = {"mode": mode, "mode_note": "upstream variant; the same multi-row kernel for every mode"} if mode else {}
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
                       tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single, **extra,
-                              "row_stride_divisible_by": row_div, **_assumptions(index_i64)})
+                              "occupancy": occupancy, "row_stride_divisible_by": row_div,
+                              **_assumptions(index_i64)})
 
 
-ROW_MAX_SINGLE = 16384        # softmax / layer_norm: widest row kept in one tile (all of tilegym)
-ROW_LOOP_TILE = 4096          # softmax column tile when rows are wider
-ROW_TILE_ELEMS = 16384        # target elements per row tile (TILE_M x TILE_N)
-ROW_MAX_TILE_M = 256          # rows per tile block at most (short rows)
+ROW_MAX_SINGLE = 16384        # rms_norm / softmax / layer_norm: widest row kept in one tile
+ROW_LOOP_TILE = 4096          # column tile when rows are wider
+LAYER_NORM_MAX_SINGLE = 8192  # layer_norm: widest row kept in one tile (wider rows loop)
+ROW_TILE_ELEMS = 8192         # target elements per row tile (TILE_M x TILE_N)
 EW_TILE_ELEMS = 8192          # elementwise ops: target elements per tile
+TARGET_SMS = 132              # H100/H200: tile heuristics aim for at least a block per SM
 
 
 def row_tiles(m: int, n: int, max_single: int = ROW_MAX_SINGLE) -> tuple[int, int, bool]:
-    """(TILE_M, TILE_N, whole row in one tile) for row-wise operators: TILE_N the power of two
-    >= n (up to max_single, else ROW_LOOP_TILE and a loop); TILE_M rows so that a tile holds
-    about ROW_TILE_ELEMS elements (several rows per block where rows are short), halved while
-    that would leave fewer than RMS_MIN_BLOCKS tile blocks."""
-    tile_n = _pow2_at_least(n)
+    """(TILE_M, TILE_N, whole row in one tile) for row-wise operators, the choice the cuTile
+    Rust port makes (kernels/cutile_rust/src/plan.rs `rms_norm_tiles`), so that reference and
+    port differ in front end only: TILE_N the power of two >= n (at least 16; up to max_single,
+    else ROW_LOOP_TILE and a loop over column tiles); TILE_M rows so that a tile holds at most
+    ROW_TILE_ELEMS elements, halved while there would be fewer tile blocks than SMs."""
+    tile_n = max(16, _pow2_at_least(n))
     single = tile_n <= max_single
     if not single:
-        tile_n = ROW_LOOP_TILE
-    tile_m = max(1, min(ROW_MAX_TILE_M, ROW_TILE_ELEMS // tile_n))
-    while tile_m > 1 and -(-m // tile_m) < RMS_MIN_BLOCKS:
+        return 1, ROW_LOOP_TILE, False
+    tile_m = max(1, ROW_TILE_ELEMS // tile_n)
+    while tile_m > 1 and -(-m // tile_m) < TARGET_SMS:
         tile_m //= 2
     return tile_m, tile_n, single
+
+
+def row_occupancy(tile_m: int, tile_n: int, single: bool = True) -> int:
+    """cuTile occupancy hint (tile blocks per SM) of the row kernels: without a hint tileiras
+    schedules too few blocks per SM for these memory-bound kernels (up to 2.5x slower on the
+    H200, docs/cutile-rust.md). 4 up to ROW_TILE_ELEMS elements per tile (and for the looping
+    kernels, whose tile is one column chunk), 2 above."""
+    return 4 if not single or tile_m * tile_n <= ROW_TILE_ELEMS else 2
 
 
 def _it(index_i64: bool) -> str:
@@ -247,20 +248,23 @@ def export_softmax(cfg: Config, bundle: Bundle) -> None:
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     variant = opparams.text_or(cfg, "variant", "")   # upstream kernel choice; same math
     tile_m, tile_n, single = row_tiles(m, n)
+    tile_m = cfg.tune("block_rows", tile_m)
+    occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
     index_i64 = m * n > I32_MAX
     symbol = (f"softmax_{short}_r{tile_m}_t{tile_n}" + ("" if single else "_loop")
-              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else ""))
+              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else "")
+              + f"_occ{occupancy}")
     arr = _array_strided(dt, (n,), size, index_i64)
     sig = _sig([arr, arr, tile_m, tile_n, single], symbol)
-    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "softmax").softmax, sig)
+    file = _compile_entry(bundle, _kernel("softmax", "softmax", occupancy), sig)
     it = _it(index_i64)
     params = _array_params("x", 2, it) + _array_params("y", 2, it)
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
                       tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single,
-                              "variant": variant, "reads_of_x": 1 if single else 2,
+                              "variant": variant, "reads_of_x": 1 if single else 2, "occupancy": occupancy,
                               **_assumptions(index_i64)})
 
 
@@ -268,16 +272,21 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
     m, n = cfg.integer("m"), cfg.integer("n")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     persistent, eps, shift = opparams.layer_norm(cfg)
-    tile_m, tile_n, single = row_tiles(m, n)
+    # Rows wider than LAYER_NORM_MAX_SINGLE loop over column chunks (a 16384-column f32 row
+    # tile spills registers), as the cuTile Rust port does.
+    tile_m, tile_n, single = row_tiles(m, n, LAYER_NORM_MAX_SINGLE)
+    tile_m = cfg.tune("block_rows", tile_m)
     if not single:
-        raise Unsupported(f"n={n} is wider than the single-tile row kernel ({ROW_MAX_SINGLE})")
+        tile_n = cfg.tune("tile", tile_n)
+    occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
     index_i64 = m * n > I32_MAX
-    name = "layer_norm_stats" if persistent else "layer_norm"
+    name = ("layer_norm_stats" if persistent else "layer_norm") + ("" if single else "_loop")
     symbol = (f"{name}_{short}_r{tile_m}_t{tile_n}"
-              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else ""))
+              + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else "")
+              + f"_occ{occupancy}")
     row = _array_strided(dt, (n,), size, index_i64)
     vec = _array(dt, 1, index_i64)
     args = [row, vec, vec, row]
@@ -288,12 +297,14 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
         args += [_array(_ct().float32, 1, index_i64)] * 2
         params += _array_params("mean", 1, it) + _array_params("rstd", 1, it)
     sig = _sig(args + [_f32_scalar(), _f32_scalar(), tile_m, tile_n], symbol)
-    file = _compile_entry(bundle, getattr(load_kernel_module(FRONTEND, "layer_norm_legacy"), name), sig)
+    file = _compile_entry(bundle, _kernel("layer_norm_legacy", name, occupancy), sig)
     params += [literal("f32", eps), literal("f32", shift)]
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
-                      tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": True,
+                      tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single, "occupancy": occupancy,
+                              "reads_of_x": 1 if single else 3,
                               "variant": "persistent_layer_norm" if persistent else "layer_norm_legacy",
-                              "strategy": "multi-row tile blocks, one pass over x",
+                              "strategy": ("multi-row tile blocks, one pass over x" if single
+                                           else "column chunks: sum, centred squares, normalise"),
                               **_assumptions(index_i64)})
 
 
@@ -314,40 +325,50 @@ def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
     tile_h = min(h & -h, 1024)
     if tile_h < 16:
         raise Unsupported(f"hidden_size={h} has no power-of-two column tile >= 16 dividing it")
-    _, _ = _ew_tiles(s, h)
-    tile_s = max(1, min(_pow2_at_least(s), EW_TILE_ELEMS // tile_h))
+    # Half-tiles of 4096 elements, fewer rows while there would be under 4 blocks per SM (the
+    # cuTile Rust port's choice, plan.rs `silu_and_mul_tiles`).
+    tile_s = max(1, min(_pow2_at_least(s), 4096 // tile_h))
+    while tile_s > 1 and (h // tile_h) * -(-s // tile_s) * b < 4 * TARGET_SMS:
+        tile_s //= 2
+    tile_s = cfg.tune("block_rows", tile_s)
+    occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = (h // tile_h, -(-s // tile_s), b)
     if max(grid) > MAX_GRID:
         raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
     index_i64 = b * s * 2 * h > I32_MAX
-    symbol = f"silu_and_mul_{short}_s{tile_s}_t{tile_h}" + ("_i64" if index_i64 else "")
+    symbol = f"silu_and_mul_{short}_s{tile_s}_t{tile_h}" + ("_i64" if index_i64 else "") + f"_occ{occupancy}"
     x = _array_strided(dt, _dense_strides((b, s, 2 * h)), size, index_i64)
     y = _array_strided(dt, _dense_strides((b, s, h)), size, index_i64)
     sig = _sig([x, y, tile_s, tile_h], symbol)
-    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "silu_and_mul").silu_and_mul, sig)
+    file = _compile_entry(bundle, _kernel("silu_and_mul", "silu_and_mul", occupancy), sig)
     it = _it(index_i64)
     params = _array_params("x", 3, it) + _array_params("y", 3, it)
     bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
-                      tuning={"tile_s": tile_s, "tile_h": tile_h, **_assumptions(index_i64)})
+                      tuning={"tile_s": tile_s, "tile_h": tile_h, "occupancy": occupancy,
+                              **_assumptions(index_i64)})
 
 
 def export_swiglu(cfg: Config, bundle: Bundle) -> None:
     b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     tile_s, tile_h = _ew_tiles(s, h, 4096)
+    tile_s = cfg.tune("block_rows", tile_s)
+    occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = (-(-h // tile_h), -(-s // tile_s), b)
     if max(grid) > MAX_GRID:
         raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
     index_i64 = b * s * h > I32_MAX
     rowany = (h * size) % ALIGN_BYTES != 0
-    symbol = f"swiglu_{short}_s{tile_s}_t{tile_h}" + ("_rowany" if rowany else "") + ("_i64" if index_i64 else "")
+    symbol = (f"swiglu_{short}_s{tile_s}_t{tile_h}" + ("_rowany" if rowany else "") + ("_i64" if index_i64 else "")
+              + f"_occ{occupancy}")
     arr = _array_strided(dt, _dense_strides((b, s, h)), size, index_i64)
     sig = _sig([arr, arr, arr, tile_s, tile_h], symbol)
-    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "swiglu").swiglu, sig)
+    file = _compile_entry(bundle, _kernel("swiglu", "swiglu", occupancy), sig)
     it = _it(index_i64)
     params = _array_params("a", 3, it) + _array_params("b", 3, it) + _array_params("c", 3, it)
     bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
-                      tuning={"tile_s": tile_s, "tile_h": tile_h, **_assumptions(index_i64)})
+                      tuning={"tile_s": tile_s, "tile_h": tile_h, "occupancy": occupancy,
+                              **_assumptions(index_i64)})
 
 
 DROPOUT_TILE = 4096
@@ -361,22 +382,23 @@ def export_dropout(cfg: Config, bundle: Bundle) -> None:
     p, inplace, training, seed = opparams.dropout(cfg)
     if m > I32_MAX:
         raise Unsupported(f"m={m}: element indices must fit int32 (the generator hashes uint32(i))")
-    tile = DROPOUT_TILE
+    tile = cfg.tune("tile", DROPOUT_TILE)
     while -(-m // tile) > MAX_GRID:
         tile *= 2
+    occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = -(-m // tile)
     threshold = opparams.dropout_keep_threshold(p)
     scale = 1.0 / (1.0 - p)
     name = "dropout_inplace" if inplace else "dropout"
-    symbol = f"{name}_{short}_t{tile}" + ("" if training else "_eval")
+    symbol = f"{name}_{short}_t{tile}" + ("" if training else "_eval") + f"_occ{occupancy}"
     arr = _array(dt, 1, False)
     u32 = ScalarConstraint(ct.uint32)
     args = ([arr] if inplace else [arr, arr]) + [u32, u32, _f32_scalar(), tile, training]
-    file = _compile_entry(bundle, getattr(load_kernel_module(FRONTEND, "dropout"), name), _sig(args, symbol))
+    file = _compile_entry(bundle, _kernel("dropout", name, occupancy), _sig(args, symbol))
     params = _array_params("x", 1, "i32") + ([] if inplace else _array_params("y", 1, "i32"))
     params += [literal("u32", seed), literal("u32", threshold), literal("f32", scale)]
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
-                      tuning={"tile": tile, "rng": "reference cutile_uniform: uint32 LCG 1103515245 + seed, "
+                      tuning={"tile": tile, "occupancy": occupancy, "rng": "reference cutile_uniform: uint32 LCG 1103515245 + seed, "
                               "xorshift >>16 <<8 >>4, 31 bits", "keep_if_bits_at_least": threshold,
                               "scale_f32": scale, **_assumptions(False)})
 
@@ -395,25 +417,28 @@ def export_rope(cfg: Config, bundle: Bundle) -> None:
     tq, tk = _pow2_at_least(hq), _pow2_at_least(hkv)
     budget = max(1, ROPE_TILE_ELEMS // ((tq + tk) * rd))
     tile_s = min(_pow2_at_least(s), 1 << (budget.bit_length() - 1))   # tile dims: powers of two
-    while tile_s > 1 and -(-s // tile_s) * bsz < RMS_MIN_BLOCKS:
+    while tile_s > 1 and -(-s // tile_s) * bsz < MIN_BLOCKS:
         tile_s //= 2
+    tile_s = cfg.tune("block_rows", tile_s)
+    occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = (-(-s // tile_s), bsz, 1)
     if max(grid) > MAX_GRID:
         raise Unsupported(f"grid {grid} over the cuTile grid limit {MAX_GRID}")
     index_i64 = bsz * s * max(hq, hkv) * d > I32_MAX
-    symbol = f"rope_{short}_q{tq}_k{tk}_s{tile_s}_h{half}" + ("_i64" if index_i64 else "")
+    symbol = f"rope_{short}_q{tq}_k{tk}_s{tile_s}_h{half}" + ("_i64" if index_i64 else "") + f"_occ{occupancy}"
     # strides of the [B, H, S, D] views of [B, S, H, D] storage (reference bshd_view)
     q = _array_strided(dt, (s * hq * d, d, hq * d), size, index_i64)
     k = _array_strided(dt, (s * hkv * d, d, hkv * d), size, index_i64)
     cs = _array_strided(dt, (s * rd, rd), size, index_i64)
     sig = _sig([q, k, cs, cs, tq, tk, tile_s, half], symbol)
-    file = _compile_entry(bundle, load_kernel_module(FRONTEND, "rope").rope, sig)
+    file = _compile_entry(bundle, _kernel("rope", "rope", occupancy), sig)
     it = _it(index_i64)
     params = (_array_params("q", 4, it) + _array_params("k", 4, it) + _array_params("cos", 3, it)
               + _array_params("sin", 3, it))
     bundle.add_config(cfg.params, [Launch(file, symbol, grid, (1, 1, 1), params)],
                       tuning={"tile_s": tile_s, "head_tile_q": tq, "head_tile_k": tk, "half": half,
-                              "rope_dim": rd, "in_place": True, **_assumptions(index_i64)})
+                              "rope_dim": rd, "in_place": True, "occupancy": occupancy,
+                              **_assumptions(index_i64)})
 
 
 @lru_cache(maxsize=None)

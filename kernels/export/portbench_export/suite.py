@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Reading a suite (configs/<suite>.json): {"suite": name, "configs": [{"op", "params"}, ...]}."""
+"""Reading a suite (configs/<suite>.json): {"suite": name, "configs": [{"op", "params"}, ...]}.
+
+A configuration may also carry "tuning": {"block_rows": int, "tile": int, "occupancy": int}, which
+replaces the exporter's own choice for that configuration (tile experiments; the harness ignores
+it, and the manifest records what was used)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+
+TUNING_KEYS = frozenset({"block_rows", "tile", "occupancy"})
 
 
 class SuiteError(Exception):
@@ -17,6 +24,11 @@ class Config:
     index: int                  # position in the suite's configs list
     op: str
     params: dict[str, Any]      # exactly as in the suite file
+    tuning: dict[str, int] = field(default_factory=dict)   # overrides of the exporter's choices
+
+    def tune(self, key: str, default: int) -> int:
+        """The suite's override of a tuning choice, else the exporter's `default`."""
+        return self.tuning.get(key, default)
 
     def id(self) -> str:
         """Stable "op/k1=v1,k2=v2" (keys sorted), as reference::config::id() spells it."""
@@ -85,5 +97,10 @@ def load_suite(path: str | Path) -> Suite:
         for k, v in params.items():
             if not (v is None or isinstance(v, (bool, int, float, str))):
                 raise SuiteError(f"{where}: parameter '{k}' must be null, bool, number or string")
-        out.append(Config(i, op, dict(params)))
+        tuning = c.get("tuning", {})
+        if not isinstance(tuning, dict) or not all(
+                k in TUNING_KEYS and isinstance(v, int) and not isinstance(v, bool) and v > 0
+                for k, v in tuning.items()):
+            raise SuiteError(f"{where}: 'tuning' must map {sorted(TUNING_KEYS)} to positive integers")
+        out.append(Config(i, op, dict(params), dict(tuning)))
     return Suite(name, path, out)

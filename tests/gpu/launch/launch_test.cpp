@@ -12,6 +12,9 @@
 #include "portbench/bundle/bundle.hpp"
 #include "portbench/cuda/driver.hpp"
 #include "portbench/cuda/error.hpp"
+#include "portbench/cuda/memory.hpp"
+#include "portbench/cuda/stream.hpp"
+#include "portbench/measure/output_guard.hpp"
 #include "portbench/verify/numerics.hpp"
 #include "test_support.hpp"
 
@@ -90,6 +93,25 @@ TEST_F(Launch, PoisonIsOverwrittenForTwoDifferentPatterns) {
     EXPECT_EQ(first.verdict, pv::k_pass);
     EXPECT_EQ(second.verdict, pv::k_pass);
   }
+}
+
+TEST_F(Launch, FillAndUploadAreCompleteForKernelsOnOtherStreams) {
+  // The harness poisons outputs and uploads inputs through the legacy stream and launches on a
+  // non-blocking one, which does not wait for it: a 600 MB poison once raced the kernel after
+  // it. A kernel enqueued right after fill_u32/upload must see every element.
+  constexpr std::size_t k_bytes = std::size_t{1} << 30;
+  pc::device_buffer buf(ctx, k_bytes);
+  pc::stream s(ctx);
+  portbench::measure::output_guard guard(ctx);
+  for (std::uint32_t pattern : {0xA5A5A5A5u, 0x3C3C3C3Cu, 0x5A5A5A5Au}) {
+    buf.fill_u32(pattern);
+    guard.enqueue_count(s, buf.address(), k_bytes, 4, pattern);
+    EXPECT_EQ(guard.read_and_reset(s), k_bytes / 4) << "fill_u32 " << std::hex << pattern;
+  }
+  std::vector<std::byte> host(k_bytes, std::byte{0x77});
+  buf.upload(host);
+  guard.enqueue_count(s, buf.address(), k_bytes, 4, 0x77777777u);
+  EXPECT_EQ(guard.read_and_reset(s), k_bytes / 4) << "upload";
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ class device_buffer {
   [[nodiscard]] CUdeviceptr address() const noexcept { return m_ptr; }
   [[nodiscard]] std::size_t size() const noexcept { return m_bytes; }
 
+  // All three are complete, with respect to every stream of the context, when they return.
   void upload(std::span<const std::byte> host) const;     ///< host -> device, whole buffer
   void download(std::span<std::byte> host) const;         ///< device -> host, whole buffer
   void fill_u32(std::uint32_t pattern) const;             ///< memset with a 32-bit pattern

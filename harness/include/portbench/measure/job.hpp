@@ -38,6 +38,8 @@ struct side_report {
   std::string timing = "NOT_MEASURED";
   std::vector<sample> samples;
   double median_ns = 0, rel_ci = 0;
+  double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)
+  double verify_s = 0;   ///< of which the CPU comparison with the fp64 reference
 };
 
 struct item_report {
@@ -47,6 +49,8 @@ struct item_report {
   side_report ref, port;
   double wall_s = 0;
   double timed_device_s = 0;
+  double inputs_s = 0;     ///< generating the seeded inputs and uploading them
+  double sampling_s = 0;   ///< wall time of the timed, interleaved sampling of both sides
 };
 
 nlohmann::json to_json(const job& j);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,18 @@ struct run_stats {
   double median_sm_clock_mhz = 0;
 };
 
+/// Where one (configuration, run)'s wall time went, in seconds, as the worker measured it; NaN
+/// when not recorded (files from before these attributes). `inputs_s`, `sampling_s` and
+/// `item_wall_s` belong to the configuration and are the same on both roles; `check_s` and
+/// `verify_s` are this role's numerics passes and, within them, the CPU check against fp64.
+struct run_cost {
+  double inputs_s = std::numeric_limits<double>::quiet_NaN();
+  double check_s = std::numeric_limits<double>::quiet_NaN();
+  double verify_s = std::numeric_limits<double>::quiet_NaN();
+  double sampling_s = std::numeric_limits<double>::quiet_NaN();
+  double item_wall_s = std::numeric_limits<double>::quiet_NaN();
+};
+
 /// The verdicts of one run, as literal strings (verdicts.hpp). Defaults are "not checked".
 struct run_verdicts {
   std::string numerics{"NOT_CHECKED"};
@@ -122,6 +135,7 @@ struct run_record {
   run_verdicts verdicts;
   std::string error;  ///< empty unless the run failed, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS ..."
   run_stats stats;    ///< filled by the reader (and by the writer on append)
+  run_cost cost;
 
   void add_sample(const sample& s);
   [[nodiscard]] run_key key() const { return {config_id, role, run}; }
