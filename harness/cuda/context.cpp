@@ -64,6 +64,6 @@ context::~context() {
 }
 
 void context::make_current() const { PB_CU(m_api->cuCtxSetCurrent(m_ctx)); }
-void context::synchronize() const { PB_CU(m_api->cuCtxSynchronize()); }
+void context::synchronize() const { PB_CU(m_api->cuCtxSynchronize_v2(m_ctx)); }
 
 }  // namespace portbench::cuda

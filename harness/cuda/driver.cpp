@@ -48,6 +48,7 @@ std::shared_ptr<const driver_api> load_driver() {
 #define PORTBENCH_DRIVER_RESOLVE(name) resolve(get_proc, #name, api->name);
   PORTBENCH_DRIVER_FUNCTIONS(PORTBENCH_DRIVER_RESOLVE)
 #undef PORTBENCH_DRIVER_RESOLVE
+  resolve(get_proc, "cuCtxSynchronize", api->cuCtxSynchronize_v2);
   PB_CU(api->cuInit(0));
   PB_CU(api->cuDriverGetVersion(&api->version));
   return api;

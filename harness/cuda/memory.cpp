@@ -52,7 +52,7 @@ void device_buffer::upload(std::span<const std::byte> host) const {
   if (m_bytes != 0) PB_CU(m_ctx->api().cuMemcpyHtoD(m_ptr, host.data(), m_bytes));
   // From pageable memory cuMemcpyHtoD may return before the DMA lands, and kernels run on a
   // non-blocking stream that does not wait for the legacy stream: finish here.
-  PB_CU(m_ctx->api().cuCtxSynchronize());
+  m_ctx->synchronize();
 }
 
 void device_buffer::download(std::span<std::byte> host) const {
@@ -61,7 +61,7 @@ void device_buffer::download(std::span<std::byte> host) const {
                                 " bytes for a buffer of " + std::to_string(m_bytes));
   }
   // The legacy stream does not wait for non-blocking streams: let their kernels finish first.
-  PB_CU(m_ctx->api().cuCtxSynchronize());
+  m_ctx->synchronize();
   if (m_bytes != 0) PB_CU(m_ctx->api().cuMemcpyDtoH(host.data(), m_ptr, m_bytes));
 }
 
@@ -74,7 +74,7 @@ void device_buffer::fill_u32(std::uint32_t pattern) const {
   }
   // cuMemset* is asynchronous to the host; without this a kernel on a non-blocking stream raced
   // the poison of large outputs (seen on the H200 as OUTPUT_NOT_WRITTEN at 600 MB).
-  PB_CU(m_ctx->api().cuCtxSynchronize());
+  m_ctx->synchronize();
 }
 
 }  // namespace portbench::cuda

@@ -17,7 +17,7 @@ namespace portbench::cuda {
   X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetAttribute)             \
   X(cuDeviceTotalMem) X(cuDeviceGetPCIBusId)                                                \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)               \
-  X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuCtxResetPersistingL2Cache)                     \
+  X(cuCtxGetCurrent) X(cuCtxResetPersistingL2Cache)                                         \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                              \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuFuncSetCacheConfig) X(cuFuncGetName)      \
   X(cuLaunchKernel) X(cuLaunchKernelEx)                                                     \
@@ -34,6 +34,10 @@ struct driver_api {
 #define PORTBENCH_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   PORTBENCH_DRIVER_FUNCTIONS(PORTBENCH_DRIVER_MEMBER)
 #undef PORTBENCH_DRIVER_MEMBER
+  // At the 13.0 ABI "cuCtxSynchronize" resolves to cuCtxSynchronize_v2(CUcontext), while cuda.h
+  // still declares the old, argument-less prototype under that name (no #define maps it):
+  // calling it through the old type passed garbage as the context (CUDA_ERROR_CONTEXT_IS_DESTROYED).
+  decltype(&::cuCtxSynchronize_v2) cuCtxSynchronize_v2 = nullptr;
   int version = 0;   ///< cuDriverGetVersion, e.g. 13000 for r580
   std::shared_ptr<void> library;   ///< the dlopen handle
 };
