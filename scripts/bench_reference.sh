@@ -4,7 +4,10 @@
 # time to verify one output of the largest upstream configuration of each operator.
 #
 #   scripts/bench_reference.sh [--threads 2[,16]] [--filter REGEX] [--with-cache] [--build-dir DIR]
+#   scripts/bench_reference.sh --suite FILE [--threads N] [--filter REGEX] [--build-dir DIR]
 #
+# --suite: one cold verify of every configuration of FILE in suite order (--filter: a regex on
+# the config id), a line each, per-operator and suite totals; JSON lines in DIR/reference_suite.jsonl.
 # Needs about 18 GB of free memory for the largest configurations (rope, matmul at 32768^3);
 # use --filter to run a subset. If the top-level project does not configure (harness/ being
 # edited), it builds the reference library alone from a generated top-level CMakeLists.
@@ -14,17 +17,22 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 threads=${THREADS:-2}
 filter=""
 build="$root/build/bench-reference"
+suite=""
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --threads) threads=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
     --with-cache) extra+=(--with-cache); shift ;;
+    --suite) suite=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
-    -h|--help) sed -n '3,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,14p' "$0"; exit 0 ;;
     *) echo "bench_reference.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [ -n "$suite" ] && [ ${#extra[@]} -gt 0 ]; then
+  echo "bench_reference.sh: --suite times cold checks only (no --with-cache)" >&2; exit 2
+fi
 
 configure_reference_only() {
   local src="$build/reference-only-src"
@@ -36,6 +44,7 @@ list(APPEND CMAKE_MODULE_PATH "$root/cmake")
 include(PortbenchBuildFlags)
 find_package(Threads REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(nlohmann_json 3.10 REQUIRED)
 find_package(benchmark REQUIRED)
 set(PORTBENCH_ENABLE_BENCHMARKS ON)
 add_subdirectory("$root/reference" reference)
@@ -55,6 +64,13 @@ if [ ! -f "$build/build.ninja" ] &&
 fi
 cmake --build "$dir" --target portbench_reference_bench -j"$(nproc)" >/dev/null
 bin=$(find "$dir" -name portbench_reference_bench -type f -perm -u+x | head -n 1)
+
+if [ -n "$suite" ]; then
+  args=(--suite="$suite" --threads="$threads" --suite-out="$build/reference_suite.jsonl")
+  [ -n "$filter" ] && args+=(--suite-filter="$filter")
+  echo "running $bin ${args[*]}" >&2
+  exec "$bin" "${args[@]}"
+fi
 
 out="$build/reference_bench.json"
 args=(--threads="$threads" --benchmark_out="$out" --benchmark_out_format=json "${extra[@]}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue-6 figures on the GPU host, after scripts/device_run.sh built the harness: every front
-# end's smoke bundles checked, the cuTile Python -> cuTile Rust sweep over the tilegym
+# Issue-6 figures on the GPU host, after scripts/device_run.sh built the harness and checked
+# every front end's smoke bundles: the cuTile Python -> cuTile Rust sweep over the tilegym
 # configurations of the exported operators (bundles-tilegym/, from
 # `scripts/export_bundles.sh configs/tilegym.json bundles-tilegym`), cuTile Python -> Triton on
 # the largest configuration of each operator (configs/largest.json), the per-operator report,
@@ -17,10 +17,6 @@ RUNS="${2:-1}"
 BIN=build/gpu/harness/cli/portbench
 DEV=(--devices "${PORTBENCH_DEVICES:-0}")
 mkdir -p "$OUT"
-"$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton > "$OUT/check_corpus.txt" 2>&1
-echo "check exit $?: $(grep -c ' PASS ' "$OUT/check_corpus.txt") PASS, $(grep -cE ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt") not"
-grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_corpus.txt" | cut -c1-200 | head -20
-
 start=$(date +%s)
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
