@@ -65,6 +65,15 @@ void device_buffer::download(std::span<std::byte> host) const {
   if (m_bytes != 0) PB_CU(m_ctx->api().cuMemcpyDtoH(host.data(), m_ptr, m_bytes));
 }
 
+void device_buffer::download_range(std::size_t offset, std::span<std::byte> host) const {
+  if (offset > m_bytes || host.size() > m_bytes - offset) {
+    throw std::invalid_argument("device_buffer::download_range: " + std::to_string(host.size()) + " bytes at " +
+                                std::to_string(offset) + " of a buffer of " + std::to_string(m_bytes));
+  }
+  m_ctx->synchronize();
+  if (!host.empty()) PB_CU(m_ctx->api().cuMemcpyDtoH(host.data(), m_ptr + offset, host.size()));
+}
+
 void device_buffer::fill_u32(std::uint32_t pattern) const {
   std::size_t words = m_bytes / 4;
   if (words != 0) PB_CU(m_ctx->api().cuMemsetD32(m_ptr, pattern, words));

@@ -2,6 +2,7 @@
 #include "portbench/verify/device_tensors.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "portbench/cuda/error.hpp"
 
@@ -63,6 +64,22 @@ void device_tensors::download_outputs(std::vector<reference::host_tensor>& host)
   for (auto& t : host) {
     if (t.spec.role != reference::tensor_role::in) m_buffers.at(t.spec.name).download(t.bytes);
   }
+}
+
+bool device_tensors::outputs_equal(const std::vector<reference::host_tensor>& host) const {
+  constexpr std::size_t k_chunk = std::size_t{64} << 20;
+  std::vector<std::byte> staging;
+  for (const auto& t : host) {
+    if (t.spec.role == reference::tensor_role::in) continue;
+    const auto& buf = m_buffers.at(t.spec.name);
+    for (std::size_t off = 0; off < t.bytes.size(); off += k_chunk) {
+      std::size_t n = std::min(k_chunk, t.bytes.size() - off);
+      staging.resize(n);
+      buf.download_range(off, staging);
+      if (std::memcmp(staging.data(), t.bytes.data() + off, n) != 0) return false;
+    }
+  }
+  return true;
 }
 
 void device_tensors::download(std::vector<reference::host_tensor>& host) const {

@@ -26,6 +26,8 @@ class device_buffer {
   // All three are complete, with respect to every stream of the context, when they return.
   void upload(std::span<const std::byte> host) const;     ///< host -> device, whole buffer
   void download(std::span<std::byte> host) const;         ///< device -> host, whole buffer
+  /// device -> host, `host.size()` bytes from byte `offset` of the buffer.
+  void download_range(std::size_t offset, std::span<std::byte> host) const;
   void fill_u32(std::uint32_t pattern) const;             ///< memset with a 32-bit pattern
 
  private:

@@ -43,6 +43,9 @@ class device_tensors {
   void download_outputs(std::vector<reference::host_tensor>& host) const;
   /// Copies every tensor back into `host` (inputs too, so a kernel writing its inputs shows).
   void download(std::vector<reference::host_tensor>& host) const;
+  /// True when the outputs (role out and inout) on the device equal those bytes of `host`;
+  /// streams through a bounded staging buffer instead of a second host copy of the outputs.
+  [[nodiscard]] bool outputs_equal(const std::vector<reference::host_tensor>& host) const;
 
   [[nodiscard]] const bundle::tensor_bindings& tensors() const noexcept { return m_bindings; }
   [[nodiscard]] const bundle::scratch_bindings& scratch() const noexcept { return m_scratch_bindings; }
