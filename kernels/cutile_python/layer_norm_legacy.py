@@ -7,8 +7,8 @@ variance, fp32 math, one rounding to the output dtype. The persistent_layer_norm
 Each tile block normalises TILE_M consecutive rows (grid = cdiv(m, TILE_M)). Rows up to 8192
 columns: TILE_N >= n, a row is read once and kept in registers (x read once, y written once);
 padded lanes load as 0 and are masked out of the centred values. Wider rows (`*_loop`): the row
-is walked in TILE_N-column chunks three times (sum, centred sum of squares, normalise and
-store), the later reads mostly from L2, so no thread holds a whole wide row in registers.
+is walked in TILE_N-column chunks twice (statistics, merged chunk by chunk; then normalise and
+store, the second read mostly from L2), so no thread holds a whole wide row in registers.
 
 Exported entry arguments: x (ptr, 2 shapes, 2 strides), w (ptr, shape, stride), b (ptr, shape,
 stride), y (ptr, 2 shapes, 2 strides), [mean (ptr, shape, stride), rstd (ptr, shape, stride)],
@@ -52,19 +52,24 @@ def layer_norm_stats(x, w, b, y, mean_out, rstd_out, eps, shift, TILE_M: ct.Cons
 
 @ct.function
 def _loop_stats(x, bid, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
+    # Each chunk's mean and centred sum of squares, merged into the running ones (Chan et al.'s
+    # pairwise update): one read of x, and no cancellation of E[x^2] - mean^2.
     n = x.shape[1]
-    chunks = ct.num_tiles(x, axis=1, shape=(TILE_M, TILE_N))
-    acc = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
-    for j in range(chunks):
-        acc = acc + ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
-    mean = ct.sum(acc, axis=1, keepdims=True) / n
-    acc = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
-    for j in range(chunks):
+    mean = ct.zeros((TILE_M, 1), dtype=ct.float32)
+    m2 = ct.zeros((TILE_M, 1), dtype=ct.float32)
+    for j in range(ct.num_tiles(x, axis=1, shape=(TILE_M, TILE_N))):
         xt = ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
         valid = ct.reshape(ct.arange(TILE_N, dtype=ct.int32) + j * TILE_N < n, (1, TILE_N))
-        xc = ct.where(valid, xt - mean, 0.0)
-        acc = acc + xc * xc
-    return mean, ct.sum(acc, axis=1, keepdims=True) / n
+        cnt = ct.sum(ct.where(valid, 1.0, 0.0), axis=1, keepdims=True)
+        cmean = ct.sum(xt, axis=1, keepdims=True) / cnt
+        xc = ct.where(valid, xt - cmean, 0.0)
+        cm2 = ct.sum(xc * xc, axis=1, keepdims=True)
+        seen = ct.full((1, 1), j * TILE_N, dtype=ct.float32)
+        total = seen + cnt
+        delta = cmean - mean
+        mean = mean + delta * cnt / total
+        m2 = m2 + cm2 + delta * delta * seen * cnt / total
+    return mean, m2 / n
 
 
 @ct.function

@@ -197,9 +197,9 @@ pub mod portbench_kernels {
     }
 
     /// layer_norm for rows wider than one tile: `BM` rows per block, the row walked in
-    /// `BN`-column chunks three times (sum, centred sum of squares, normalise and store; the
-    /// later reads of a block's rows mostly hit L2), so no thread holds a whole wide row.
-    /// `chunk` equals `BN` (passed as a value to mask the padded columns of the last chunk).
+    /// `BN`-column chunks twice (statistics, then normalise and store; the second read of a
+    /// block's rows mostly hits L2), so no thread holds a whole wide row. `chunk` equals `BN`
+    /// (passed as a value to mask the padded columns of the last chunk).
     #[cutile::entry()]
     unsafe fn layer_norm_loop<T: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<T, { [-1, -1] }>,
@@ -218,18 +218,13 @@ pub mod portbench_kernels {
         let n: i32 = get_shape_dim(x.shape(), 1i32);
         let n_f: f32 = convert_scalar::<f32>(n);
         let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
-        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        for j in 0i32..nt {
-            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
-            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
-            acc = acc + xf;
-        }
-        let sum_x: Tile<f32, { [BM] }> = reduce_sum(acc, 1i32);
-        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
-        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        // Pass 1: each chunk's mean and centred sum of squares, merged into the running ones
+        // (Chan et al.'s pairwise update): one read of x, and no cancellation of E[x^2] - mean^2.
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        let mut acc2: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let one: Tile<f32, { [BM, BN] }> = constant(1.0f32, shape![BM, BN]);
+        let mut mu: Tile<f32, { [BM] }> = constant(0.0f32, shape![BM]);
+        let mut m2: Tile<f32, { [BM] }> = constant(0.0f32, shape![BM]);
         for j in 0i32..nt {
             let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
             let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
@@ -237,11 +232,21 @@ pub mod portbench_kernels {
             let left_t: Tile<i32, { [BN] }> = left.broadcast(shape![BN]);
             let valid: Tile<bool, { [BN] }> = lt_tile(cols, left_t);
             let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
-            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
-            acc2 = acc2 + d * d;
+            let cnt: Tile<f32, { [BM] }> = reduce_sum(select(valid, one, zero), 1i32);
+            let csum: Tile<f32, { [BM] }> = reduce_sum(xf, 1i32);
+            let cmu: Tile<f32, { [BM] }> = csum / cnt;
+            let cmu_b: Tile<f32, { [BM, BN] }> = cmu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - cmu_b, zero);
+            let cm2: Tile<f32, { [BM] }> = reduce_sum(d * d, 1i32);
+            let seen_f: f32 = convert_scalar::<f32>(j * chunk);
+            let seen: Tile<f32, { [BM] }> = seen_f.broadcast(shape![BM]);
+            let total: Tile<f32, { [BM] }> = seen + cnt;
+            let delta: Tile<f32, { [BM] }> = cmu - mu;
+            mu = mu + delta * cnt / total;
+            m2 = m2 + cm2 + delta * delta * seen * cnt / total;
         }
-        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(acc2, 1i32);
-        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let var: Tile<f32, { [BM] }> = m2 / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
         let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
         let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
         let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
@@ -283,18 +288,13 @@ pub mod portbench_kernels {
         let n: i32 = get_shape_dim(x.shape(), 1i32);
         let n_f: f32 = convert_scalar::<f32>(n);
         let n_t: Tile<f32, { [BM] }> = n_f.broadcast(shape![BM]);
-        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        for j in 0i32..nt {
-            let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
-            let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
-            acc = acc + xf;
-        }
-        let sum_x: Tile<f32, { [BM] }> = reduce_sum(acc, 1i32);
-        let mu: Tile<f32, { [BM] }> = sum_x / n_t;
-        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        // Pass 1: each chunk's mean and centred sum of squares, merged into the running ones
+        // (Chan et al.'s pairwise update): one read of x, and no cancellation of E[x^2] - mean^2.
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
         let zero: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
-        let mut acc2: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        let one: Tile<f32, { [BM, BN] }> = constant(1.0f32, shape![BM, BN]);
+        let mut mu: Tile<f32, { [BM] }> = constant(0.0f32, shape![BM]);
+        let mut m2: Tile<f32, { [BM] }> = constant(0.0f32, shape![BM]);
         for j in 0i32..nt {
             let xt: Tile<T, { [BM, BN] }> = xp.load([pid.0, j]);
             let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
@@ -302,11 +302,21 @@ pub mod portbench_kernels {
             let left_t: Tile<i32, { [BN] }> = left.broadcast(shape![BN]);
             let valid: Tile<bool, { [BN] }> = lt_tile(cols, left_t);
             let valid: Tile<bool, { [BM, BN] }> = valid.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
-            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - mu_b, zero);
-            acc2 = acc2 + d * d;
+            let cnt: Tile<f32, { [BM] }> = reduce_sum(select(valid, one, zero), 1i32);
+            let csum: Tile<f32, { [BM] }> = reduce_sum(xf, 1i32);
+            let cmu: Tile<f32, { [BM] }> = csum / cnt;
+            let cmu_b: Tile<f32, { [BM, BN] }> = cmu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+            let d: Tile<f32, { [BM, BN] }> = select(valid, xf - cmu_b, zero);
+            let cm2: Tile<f32, { [BM] }> = reduce_sum(d * d, 1i32);
+            let seen_f: f32 = convert_scalar::<f32>(j * chunk);
+            let seen: Tile<f32, { [BM] }> = seen_f.broadcast(shape![BM]);
+            let total: Tile<f32, { [BM] }> = seen + cnt;
+            let delta: Tile<f32, { [BM] }> = cmu - mu;
+            mu = mu + delta * cnt / total;
+            m2 = m2 + cm2 + delta * delta * seen * cnt / total;
         }
-        let sum_d2: Tile<f32, { [BM] }> = reduce_sum(acc2, 1i32);
-        let var: Tile<f32, { [BM] }> = sum_d2 / n_t;
+        let var: Tile<f32, { [BM] }> = m2 / n_t;
+        let mu_b: Tile<f32, { [BM, BN] }> = mu.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
         let eps_t: Tile<f32, { [BM] }> = eps.broadcast(shape![BM]);
         let rs: Tile<f32, { [BM] }> = rsqrt(var + eps_t, ftz::Disabled);
         let rs_b: Tile<f32, { [BM, BN] }> = rs.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
