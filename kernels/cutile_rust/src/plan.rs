@@ -854,7 +854,11 @@ mod tests {
         let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 8, "dtype": "float32"})).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["eps"].clone()), ("layer_norm", json!(1e-5)));
         assert!(plan("layer_norm_legacy", &json!({"variant": "x", "m": 8, "n": 8, "dtype": "float32"})).is_err());
-        assert!(plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).is_err());
+        // Rows wider than LAYER_NORM_MAX_BN loop over column chunks; the chunk is also passed.
+        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).unwrap().unwrap();
+        assert_eq!((p.kernel, p.tuning["col_chunks"].clone()), ("layer_norm_loop", json!(10)));
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.last().map(|e| e.ir_name.as_str()), Some("chunk"));
     }
 
     #[test]
