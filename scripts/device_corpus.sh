@@ -8,7 +8,10 @@
 # where the workers' time went, and the achieved bandwidth of the fastest front end on the
 # largest configurations against the measured copy bandwidth.
 # Usage: scripts/device_corpus.sh OUTDIR [RUNS]
-# Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420).
+# Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420),
+# PORTBENCH_CORPUS_SUITE (default configs/tilegym.json), PORTBENCH_CORPUS_REF / _PORT (bundle
+# folders, default bundles-tilegym/cutile_python and cutile_rust; one operator's bundle folder
+# re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,7 +21,8 @@ BIN=build/gpu/harness/cli/portbench
 DEV=(--devices "${PORTBENCH_DEVICES:-0}")
 mkdir -p "$OUT"
 start=$(date +%s)
-timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cutile_rust \
+timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
+  --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
   --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
 echo "cuTile Python -> cuTile Rust sweep: exit $?, $(( $(date +%s) - start )) s"
@@ -27,12 +31,14 @@ grep -v "not paired" "$OUT/corpus.txt" | tail -3
 grep -A12 "^## Operators" "$OUT/corpus_report.md"
 python3 scripts/sweep_cost.py "$OUT/corpus.h5"
 
-"$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/triton --suite configs/largest.json "${DEV[@]}" \
-  --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/largest_triton.h5" --overwrite \
-  > "$OUT/largest_triton.txt" 2>&1
-echo "cuTile Python -> Triton, largest configurations: exit $?"
-grep -E "^[a-z_]+/|geomean" "$OUT/largest_triton.txt" | cut -c1-160
+if [[ "${PORTBENCH_CORPUS_TRITON:-1}" != 0 ]]; then
+  "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/triton --suite configs/largest.json "${DEV[@]}" \
+    --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/largest_triton.h5" --overwrite \
+    > "$OUT/largest_triton.txt" 2>&1
+  echo "cuTile Python -> Triton, largest configurations: exit $?"
+  grep -E "^[a-z_]+/|geomean" "$OUT/largest_triton.txt" | cut -c1-160
+fi
 
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
-python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" "$OUT/corpus.h5" "$OUT/largest_triton.h5"
+python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" "$OUT"/corpus.h5 $(ls "$OUT"/largest_triton.h5 2>/dev/null)

@@ -52,24 +52,24 @@ def layer_norm_stats(x, w, b, y, mean_out, rstd_out, eps, shift, TILE_M: ct.Cons
 
 @ct.function
 def _loop_stats(x, bid, TILE_M: ct.Constant[int], TILE_N: ct.Constant[int]):
-    # Each chunk's mean and centred sum of squares, merged into the running ones (Chan et al.'s
-    # pairwise update): one read of x, and no cancellation of E[x^2] - mean^2.
+    # Per-lane sums of d = x - K and d^2, reduced once at the end (a block reduction per chunk
+    # made the chunked kernel 20% slower on the H200), with K the mean of the first chunk: near
+    # the row mean, so E[d^2] - E[d]^2 does not cancel the variance away.
     n = x.shape[1]
-    mean = ct.zeros((TILE_M, 1), dtype=ct.float32)
-    m2 = ct.zeros((TILE_M, 1), dtype=ct.float32)
+    x0 = ct.load(x, index=(bid, 0), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
+    valid0 = ct.reshape(ct.arange(TILE_N, dtype=ct.int32) < n, (1, TILE_N))
+    k = ct.sum(x0, axis=1, keepdims=True) / ct.sum(ct.where(valid0, 1.0, 0.0), axis=1, keepdims=True)
+    s1 = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
+    s2 = ct.zeros((TILE_M, TILE_N), dtype=ct.float32)
     for j in range(ct.num_tiles(x, axis=1, shape=(TILE_M, TILE_N))):
         xt = ct.load(x, index=(bid, j), shape=(TILE_M, TILE_N), padding_mode=ZERO).astype(ct.float32)
         valid = ct.reshape(ct.arange(TILE_N, dtype=ct.int32) + j * TILE_N < n, (1, TILE_N))
-        cnt = ct.sum(ct.where(valid, 1.0, 0.0), axis=1, keepdims=True)
-        cmean = ct.sum(xt, axis=1, keepdims=True) / cnt
-        xc = ct.where(valid, xt - cmean, 0.0)
-        cm2 = ct.sum(xc * xc, axis=1, keepdims=True)
-        seen = ct.full((1, 1), j * TILE_N, dtype=ct.float32)
-        total = seen + cnt
-        delta = cmean - mean
-        mean = mean + delta * cnt / total
-        m2 = m2 + cm2 + delta * delta * seen * cnt / total
-    return mean, m2 / n
+        d = ct.where(valid, xt - k, 0.0)
+        s1 = s1 + d
+        s2 = s2 + d * d
+    e1 = ct.sum(s1, axis=1, keepdims=True) / n
+    var = ct.maximum(ct.sum(s2, axis=1, keepdims=True) / n - e1 * e1, 0.0)
+    return k + e1, var
 
 
 @ct.function

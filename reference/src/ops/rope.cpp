@@ -111,9 +111,10 @@ class rope final : public unit_operator {
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);
-    const double x = static_cast<double>(p.b * p.s) * static_cast<double>((p.hq + p.hkv) * p.d);
+    // In place: only the first rope_dim columns of each head are read and written; the rest
+    // of q and k is never touched (counting it put partial-rotary kernels at 3x the copy rate).
     const double r = static_cast<double>(p.b * p.s) * static_cast<double>((p.hq + p.hkv) * p.rd);
-    return {bytes_of(p.type, 2 * x + 2.0 * static_cast<double>(p.b * p.s * p.rd)), 3 * r};
+    return {bytes_of(p.type, 2 * r + 2.0 * static_cast<double>(p.b * p.s * p.rd)), 3 * r};
   }
 
  protected:
