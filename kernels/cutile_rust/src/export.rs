@@ -466,4 +466,14 @@ mod tests {
         let keys: Vec<_> = c["params"].as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["n", "dtype"]);
     }
+
+    #[test]
+    fn suite_tuning_overrides() {
+        let o = read_overrides(Some(&json!({"block_rows": 8, "tile": 2048, "occupancy": 2}))).unwrap();
+        assert_eq!((o.block_rows, o.tile, o.occupancy), (Some(8), Some(2048), Some(2)));
+        assert_eq!(read_overrides(None).unwrap(), plan::Overrides::default());
+        for bad in [json!({"tiles": 4}), json!({"occupancy": "many"}), json!({"block_rows": 0}), json!([4])] {
+            assert!(read_overrides(Some(&bad)).is_err(), "{bad}");
+        }
+    }
 }
