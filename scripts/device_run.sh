@@ -23,6 +23,21 @@ BIN=build/gpu/harness/cli/portbench
   nvcc --version 2>&1 | tail -2
 } > "$OUT/gpu.txt"
 
+# Numerics of whole bundle folders only (e.g. every tilegym configuration of one front end):
+# PORTBENCH_CHECK_ONLY="DIR ..." builds just the CLI, checks, tabulates verdicts per operator.
+if [[ -n "${PORTBENCH_CHECK_ONLY:-}" ]]; then
+  echo "== build portbench (preset gpu) =="
+  { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -j "$(nproc)" --target portbench; } \
+    > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; echo "BUILD FAILED"; exit 1; }
+  # shellcheck disable=SC2086
+  timeout "${PORTBENCH_CHECK_TIMEOUT:-300}" "$BIN" check $PORTBENCH_CHECK_ONLY > "$OUT/check_only.txt" 2>&1
+  echo "check exit $?"
+  awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
+    "$OUT/check_only.txt" | sort
+  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_only.txt" | cut -c1-220 | head -10
+  exit 0
+fi
+
 echo "== build (preset gpu) =="
 if ! { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"
