@@ -10,7 +10,7 @@
 // compare the CPU time a sweep spends verifying with the time it spends timing on the GPU.
 //
 //   portbench_reference_bench --suite=configs/tilegym.json --threads=16 [--suite-filter=REGEX]
-//                             [--suite-out=FILE.jsonl]
+//                             [--suite-out=FILE.jsonl] [--suite-outputs=pattern|reference]
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -127,6 +127,9 @@ struct options {
   std::vector<int> threads;
   bool with_cache = false;
   std::string suite, suite_filter, suite_out;   ///< suite mode when `suite` is set
+  /// Suite mode: outputs the fp64 reference rounded (`reference`, what a correct kernel leaves:
+  /// the realistic cost of a passing check) instead of an arbitrary pattern (`pattern`).
+  bool reference_outputs = false;
 };
 
 // Takes our flags out of argv; what is left goes to Google Benchmark.
@@ -149,6 +152,10 @@ options parse_args(int& argc, char** argv) {
       opt.suite_filter = argv[i] + 15;
     } else if (std::strncmp(argv[i], "--suite-out=", 12) == 0) {
       opt.suite_out = argv[i] + 12;
+    } else if (std::strcmp(argv[i], "--suite-outputs=reference") == 0) {
+      opt.reference_outputs = true;
+    } else if (std::strcmp(argv[i], "--suite-outputs=pattern") == 0) {
+      opt.reference_outputs = false;
     } else {
       argv[out++] = argv[i];
     }
@@ -290,14 +297,23 @@ int run_suite(const options& opt) {
         const auto& op = pr::find_operator(c.op);
         for (const auto& t : op.tensors(c)) bytes += t.storage_bytes();
         auto ts = pr::make_inputs(op, c, k_seed);
-        fill_outputs(ts);
+        std::vector<pr::host_tensor> pristine;   // the inputs, when outputs overwrite inout tensors
+        if (opt.reference_outputs) {
+          for (const auto& t : ts) {
+            if (t.spec.role == pr::tensor_role::inout) pristine = ts;
+          }
+          op.write_reference(c, ts, threads);
+        } else {
+          fill_outputs(ts);
+        }
         setup_s = seconds_since(t0);
         pr::reference_cache cache;
         pr::verify_options o;
         o.seed = k_seed;
         o.threads = threads;
         o.cache = &cache;
-        o.original_inputs = &ts;  // in-place operators: the inout tensors still hold the inputs
+        // in-place operators: the inout tensors still hold the inputs, unless overwritten above
+        o.original_inputs = pristine.empty() ? &ts : &pristine;
         const auto t1 = steady::now();
         const auto rs = op.verify(c, ts, o);
         verify_s = seconds_since(t1);
