@@ -15,23 +15,20 @@ pub const OPERATORS: &[&str] =
 /// Default eps of the rms_norm operator spec (`eps` parameter).
 pub const RMS_NORM_EPS: f64 = 1e-5;
 
-/// Column chunk of the looping rms_norm (rows wider than [`RMS_NORM_MAX_BN`]).
-pub const RMS_NORM_LOOP_BN: i64 = 2048;
+/// Column chunk of the looping rms_norm and layer_norm (rows wider than [`NORM_MAX_BN`]).
+pub const NORM_LOOP_BN: i64 = 2048;
 
 /// The largest row a single-tile row kernel (layer_norm, softmax) keeps in one tile.
 pub const ROW_MAX_BN: i64 = 16384;
 
-/// The widest row layer_norm keeps in one tile; wider rows are walked in
-/// [`RMS_NORM_LOOP_BN`]-column chunks (a 16384-column f32 row tile spills registers).
-pub const LAYER_NORM_MAX_BN: i64 = 8192;
-
 /// Tile elements per block the row and elementwise heuristics aim at.
 pub const TILE_ELEMS: i64 = 8192;
 
-/// The largest row length rms_norm keeps in one tile (`BN`). Measured on the H200
-/// (scripts/tune_variants.sh, m=65536 n=16384 fp16): one 16384-column tile 1237 us, 2048-column
-/// chunks 1162 us, 4096-column chunks 1198 us.
-pub const RMS_NORM_MAX_BN: i64 = 8192;
+/// The widest row rms_norm and layer_norm keep in one tile (`BN`); wider rows are walked in
+/// [`NORM_LOOP_BN`]-column chunks. Measured on the H200 (scripts/tune_variants.sh, rms_norm
+/// m=65536 n=16384 fp16): one 16384-column tile 1237 us, 2048-column chunks 1162 us,
+/// 4096-column chunks 1198 us; a 16384-column f32 layer_norm row tile spills registers.
+pub const NORM_MAX_BN: i64 = 8192;
 
 /// The base address the specialisation assumes for every tensor: any 16-byte aligned
 /// address gives the same facts (cutile caps pointer divisibility at 16 bytes), and
@@ -333,16 +330,7 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
         TensorLayout::contiguous("w", &[n], bytes),
         TensorLayout::contiguous("y", &[m, n], bytes),
     ];
-    // A `tile` override asks for the looping kernel with that column chunk.
-    let looping = pow2_ceil(n).max(16) > RMS_NORM_MAX_BN || o.tile.is_some();
-    let (mut bm, bn) = match (looping, o.tile) {
-        (true, Some(t)) => (1, check_pow2("tile", t)?),
-        (true, None) => (1, RMS_NORM_LOOP_BN),
-        (false, _) => rms_norm_tiles(m, n),
-    };
-    if let Some(r) = o.block_rows {
-        bm = check_pow2("block_rows", r)?;
-    }
+    let (looping, bm, bn) = norm_tiles(m, n, o)?;
     let scalars = [
         KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(eps) },
         KernelArg::Scalar { name: "offset".into(), ty: ScalarType::F32, value: LitValue::Float(offset) },
@@ -377,6 +365,22 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
     })
 }
 
+/// `(looping, BM, BN)` of rms_norm and layer_norm: rows up to [`NORM_MAX_BN`] in one tile as
+/// [`rms_norm_tiles`], wider ones walked in [`NORM_LOOP_BN`]-column chunks by one row per block;
+/// a `tile` override asks for the looping kernel with that chunk, `block_rows` sets `BM`.
+fn norm_tiles(m: i64, n: i64, o: Overrides) -> Result<(bool, i64, i64)> {
+    let looping = pow2_ceil(n).max(16) > NORM_MAX_BN || o.tile.is_some();
+    let (mut bm, bn) = match (looping, o.tile) {
+        (true, Some(t)) => (1, check_pow2("tile", t)?),
+        (true, None) => (1, NORM_LOOP_BN),
+        (false, _) => rms_norm_tiles(m, n),
+    };
+    if let Some(r) = o.block_rows {
+        bm = check_pow2("block_rows", r)?;
+    }
+    Ok((looping, bm, bn))
+}
+
 /// Tiles `(BM, BN)` of the one-tile-per-row kernels (layer_norm, softmax): as
 /// [`rms_norm_tiles`], `BN` the row rounded up to a power of two, `BM * BN <= 8192`.
 pub fn row_tiles(m: i64, n: i64) -> (i64, i64) {
@@ -396,14 +400,7 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     let persistent = variant == "persistent_layer_norm";
     let eps = param_f64_or(params, "eps", if persistent { 1e-6 } else { 1e-5 })?;
     let shift = param_f64_or(params, "weight_shift", 0.0)?;
-    let looping = pow2_ceil(n).max(16) > LAYER_NORM_MAX_BN;
-    let (mut bm, mut bn) = if looping { (1, RMS_NORM_LOOP_BN) } else { row_tiles(m, n) };
-    if let Some(r) = o.block_rows {
-        bm = check_pow2("block_rows", r)?;
-    }
-    if let (true, Some(t)) = (looping, o.tile) {
-        bn = check_pow2("tile", t)?;
-    }
+    let (looping, bm, bn) = norm_tiles(m, n, o)?;
     let mut tensors = vec![
         TensorLayout::contiguous("x", &[m, n], bytes),
         TensorLayout::contiguous("w", &[n], bytes),
@@ -439,7 +436,7 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     tuning.insert("weight_shift".into(), json!(shift));
     if looping {
         tuning.insert("col_chunks".into(), json!(ceil_div(n, bn)));
-        tuning.insert("reads_of_x".into(), json!(3));
+        tuning.insert("reads_of_x".into(), json!(2));
     }
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
@@ -854,7 +851,7 @@ mod tests {
         let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 8, "dtype": "float32"})).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["eps"].clone()), ("layer_norm", json!(1e-5)));
         assert!(plan("layer_norm_legacy", &json!({"variant": "x", "m": 8, "n": 8, "dtype": "float32"})).is_err());
-        // Rows wider than LAYER_NORM_MAX_BN loop over column chunks; the chunk is also passed.
+        // Rows wider than NORM_MAX_BN loop over column chunks; the chunk is also passed.
         let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["col_chunks"].clone()), ("layer_norm_loop", json!(10)));
         let e = crate::abi::entry_params(&p.args);

@@ -169,11 +169,7 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     if opparams.real_or(cfg, "offset", 0.0) != 0.0:
         raise Unsupported("offset != 0 (Gemma-style w + offset) is not in the kernel")
     mode = opparams.text_or(cfg, "mode", "")   # upstream kernel choice; one kernel here
-    tile_m, tile_n, single = row_tiles(m, n, NORM_MAX_SINGLE, NORM_LOOP_TILE)
-    if "tile" in cfg.tuning:   # a chunk width asks for the looping kernel
-        tile_m, tile_n, single = 1, cfg.tuning["tile"], False
-    tile_m = cfg.tune("block_rows", tile_m)
-    occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
+    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n)
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
@@ -187,8 +183,7 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
         [_array(dt, 2, index_i64, row_div), _array(dt, 1, index_i64), _array(dt, 2, index_i64, row_div),
          ScalarConstraint(ct.float32), tile_m, tile_n, single],
         CallingConvention.cutile_python_v2(), symbol=symbol)
-    kernel = load_kernel_module(FRONTEND, "rms_norm").rms_norm.replace_hints(occupancy=occupancy)
-    file = _compile_entry(bundle, kernel, sig)
+    file = _compile_entry(bundle, _kernel("rms_norm", "rms_norm", occupancy), sig)
     it = "i64" if index_i64 else "i32"
     params = (_array_params("x", 2, it) + _array_params("w", 1, it) + _array_params("y", 2, it)
               + [literal("f32", eps)])
@@ -225,6 +220,18 @@ def row_tiles(m: int, n: int, max_single: int = ROW_MAX_SINGLE,
     while tile_m > 1 and -(-m // tile_m) < TARGET_SMS:
         tile_m //= 2
     return tile_m, tile_n, single
+
+
+def norm_tiles(cfg: Config, m: int, n: int) -> tuple[int, int, bool, int]:
+    """(TILE_M, TILE_N, whole row in one tile, occupancy) of rms_norm and layer_norm, as the
+    cuTile Rust port's `norm_tiles`: rows wider than NORM_MAX_SINGLE loop over NORM_LOOP_TILE
+    chunks (a 16384-column f32 row tile spills registers); a suite's `tile` override asks for
+    the looping kernel with that chunk, `block_rows` and `occupancy` replace those choices."""
+    tile_m, tile_n, single = row_tiles(m, n, NORM_MAX_SINGLE, NORM_LOOP_TILE)
+    if "tile" in cfg.tuning:
+        tile_m, tile_n, single = 1, cfg.tuning["tile"], False
+    tile_m = cfg.tune("block_rows", tile_m)
+    return tile_m, tile_n, single, cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
 
 
 def row_occupancy(tile_m: int, tile_n: int, single: bool = True) -> int:
@@ -278,13 +285,7 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
     m, n = cfg.integer("m"), cfg.integer("n")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     persistent, eps, shift = opparams.layer_norm(cfg)
-    # Rows wider than NORM_MAX_SINGLE loop over column chunks (a 16384-column f32 row
-    # tile spills registers), as the cuTile Rust port does.
-    tile_m, tile_n, single = row_tiles(m, n, NORM_MAX_SINGLE, NORM_LOOP_TILE)
-    tile_m = cfg.tune("block_rows", tile_m)
-    if not single:
-        tile_n = cfg.tune("tile", tile_n)
-    occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
+    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n)
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")

@@ -6,9 +6,9 @@
 #include <compare>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
