@@ -11,7 +11,9 @@
 # Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420),
 # PORTBENCH_CORPUS_SUITE (default configs/tilegym.json), PORTBENCH_CORPUS_REF / _PORT (bundle
 # folders, default bundles-tilegym/cutile_python and cutile_rust; one operator's bundle folder
-# re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step).
+# re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step),
+# PORTBENCH_CORPUS_TRITON_RUNS (default RUNS), PORTBENCH_CORPUS_MAIN=0 (skip the cuTile Python ->
+# cuTile Rust sweep).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -20,6 +22,7 @@ RUNS="${2:-1}"
 BIN=build/gpu/harness/cli/portbench
 DEV=(--devices "${PORTBENCH_DEVICES:-0}")
 mkdir -p "$OUT"
+if [[ "${PORTBENCH_CORPUS_MAIN:-1}" != 0 ]]; then
 start=$(date +%s)
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
   --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
@@ -30,15 +33,17 @@ grep -v "not paired" "$OUT/corpus.txt" | tail -3
 "$BIN" report "$OUT/corpus.h5" --format md > "$OUT/corpus_report.md" 2>&1
 grep -A12 "^## Operators" "$OUT/corpus_report.md"
 python3 scripts/sweep_cost.py "$OUT/corpus.h5"
+fi
 
 if [[ "${PORTBENCH_CORPUS_TRITON:-1}" != 0 ]]; then
   "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/triton --suite configs/largest.json "${DEV[@]}" \
-    --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/largest_triton.h5" --overwrite \
+    --runs "${PORTBENCH_CORPUS_TRITON_RUNS:-$RUNS}" --time-cap 0.2 --min-samples 8 --timeout 180 --out "$OUT/largest_triton.h5" --overwrite \
     > "$OUT/largest_triton.txt" 2>&1
   echo "cuTile Python -> Triton, largest configurations: exit $?"
-  grep -E "^[a-z_]+/|geomean" "$OUT/largest_triton.txt" | cut -c1-160
+  grep -E "^[a-z_]+/|geomean|^worker time|^numerics" "$OUT/largest_triton.txt" | cut -c1-160
 fi
 
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
-python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" "$OUT"/corpus.h5 $(ls "$OUT"/largest_triton.h5 2>/dev/null)
+# shellcheck disable=SC2046
+python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$OUT"/corpus.h5 "$OUT"/largest_triton.h5 2>/dev/null)

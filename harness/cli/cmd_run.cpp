@@ -19,6 +19,7 @@
 #include "portbench/measure/orchestrator.hpp"
 #include "portbench/measure/verdicts.hpp"
 #include "portbench/store/writer.hpp"
+#include "portbench/verify/verified_outputs.hpp"
 
 namespace portbench::cli {
 namespace {
@@ -114,6 +115,8 @@ store::run_record to_record(const measure::planned_pair& pair, int run, const me
   }
   rec.cost = {r.inputs_s, s.check_s, s.verify_s, r.sampling_s, r.wall_s};
   rec.verdicts.numerics = s.numerics;
+  rec.numerics_source = s.numerics_source;
+  rec.output_digest = s.output_digest;
   rec.verdicts.proof = s.proof;
   rec.verdicts.timing = s.timing;
   if (rec.verdicts.timing == measure::k_timing_valid && rec.time_ns.empty()) rec.verdicts.timing = measure::k_timing_no_samples;
@@ -138,6 +141,7 @@ std::string worst(const std::string& a, const std::string& b) {
 // Where the workers' wall time went, summed over every configuration run.
 struct cost_totals {
   double inputs_s = 0, check_s = 0, verify_s = 0, sampling_s = 0;
+  int verified = 0, reused = 0;   ///< sides compared with the fp64 reference, and sides reusing one
 };
 
 int print_summary(const std::map<std::string, config_summary>& rows, const measure::sweep_summary& s,
@@ -172,6 +176,8 @@ int print_summary(const std::map<std::string, config_summary>& rows, const measu
               s.items_run, s.items_failed);
   std::printf("worker time: inputs %.1f s, numerics passes %.1f s (CPU verification %.1f s), timed sampling %.1f s\n",
               c.inputs_s, c.check_s, c.verify_s, c.sampling_s);
+  std::printf("numerics: %d sides verified against fp64, %d reused a verified output (same inputs, same digest)\n",
+              c.verified, c.reused);
   return all_ok ? 0 : 1;
 }
 
@@ -189,6 +195,8 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
   auto writer = o.resume && std::filesystem::exists(out)
                     ? store::results_writer::resume(out)
                     : store::results_writer::create(out, make_provenance(o, plan, argv_line), {.overwrite = o.overwrite});
+  // A verified output is reused only under the same reference library.
+  o.sweep.reference_id = writer.provenance().portbench_version + "@" + writer.provenance().git_revision;
   for (const auto& pair : plan.pairs) {
     writer.add_config({pair.config.id(), pair.config.op, pair.params.dump()});
   }
@@ -201,6 +209,10 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
     costs.inputs_s += r.inputs_s;
     costs.check_s += r.ref.check_s + r.port.check_s;
     costs.verify_s += r.ref.verify_s + r.port.verify_s;
+    for (const auto* side : {&r.ref, &r.port}) {
+      costs.verified += side->numerics_source == verify::k_source_verified;
+      costs.reused += side->numerics_source == verify::k_source_reused;
+    }
     costs.sampling_s += r.sampling_s;
     auto& row = rows[pair.config.id()];
     row.id = pair.config.id();
@@ -240,6 +252,8 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_flag("--overwrite", o->overwrite, "Replace an existing results file");
   cmd->add_option("--devices", s.devices, "CUDA device ordinals, one worker each")->delimiter(',');
   cmd->add_option("--seed", s.seed, "Base seed of the inputs");
+  cmd->add_flag("--vary-inputs", s.vary_inputs, "Fresh inputs in every run, each verified (default: the same inputs, verified once)");
+  cmd->add_option("--verified-cache", s.verified_dir, "Folder of verified outputs kept between sweeps (default: the sweep's own)");
   cmd->add_option("--timeout", s.item_timeout_s, "Seconds one configuration may take before its worker is killed");
   cmd->add_option("--min-samples", s.timing.min_samples, "Samples per side at least");
   cmd->add_option("--max-samples", s.timing.max_samples, "Samples per side at most");

@@ -11,7 +11,8 @@ json to_json(const job& j) {
     items.push_back({{"index", it.index}, {"op", it.op}, {"params", it.params}, {"ref", it.ref_bundle}, {"port", it.port_bundle}});
   }
   const auto& t = j.timing;
-  return {{"device", j.device}, {"run", j.run}, {"seed", j.seed},
+  return {{"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
+          {"verified_dir", j.verified_dir}, {"reference_id", j.reference_id},
           {"timing", {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
                       {"max_samples", t.max_samples}, {"target_rel_ci", t.target_rel_ci},
                       {"time_cap_s", t.time_cap_s}, {"cold_l2", t.cold_l2}}},
@@ -23,6 +24,9 @@ job job_from_json(const json& j) {
   out.device = j.at("device").get<int>();
   out.run = j.at("run").get<int>();
   out.seed = j.at("seed").get<std::uint64_t>();
+  out.vary_inputs = j.value("vary_inputs", false);
+  out.verified_dir = j.value("verified_dir", std::string{});
+  out.reference_id = j.value("reference_id", std::string{});
   const auto& t = j.at("timing");
   out.timing.warmup_launches = t.at("warmup_launches").get<int>();
   out.timing.min_samples = t.at("min_samples").get<int>();
@@ -45,7 +49,7 @@ json side_to_json(const side_report& s) {
   return {{"frontend", s.frontend}, {"numerics", s.numerics}, {"numerics_detail", s.numerics_detail},
           {"proof", s.proof}, {"proof_detail", s.proof_detail}, {"timing", s.timing},
           {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"check_s", s.check_s}, {"verify_s", s.verify_s},
-          {"samples", samples}};
+          {"numerics_source", s.numerics_source}, {"output_digest", s.output_digest}, {"samples", samples}};
 }
 
 side_report side_from_json(const json& j) {
@@ -57,6 +61,8 @@ side_report side_from_json(const json& j) {
   s.proof_detail = j.at("proof_detail").get<std::string>();
   s.check_s = j.value("check_s", 0.0);
   s.verify_s = j.value("verify_s", 0.0);
+  s.numerics_source = j.value("numerics_source", std::string{});
+  s.output_digest = j.value("output_digest", std::string{});
   s.timing = j.at("timing").get<std::string>();
   s.median_ns = j.at("median_ns").get<double>();
   s.rel_ci = j.at("rel_ci").get<double>();
@@ -103,6 +109,10 @@ std::uint64_t item_seed(std::uint64_t base, const std::string& config_id, int ru
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+std::uint64_t inputs_seed(const job& j, const std::string& config_id) noexcept {
+  return item_seed(j.seed, config_id, j.vary_inputs ? j.run : 0);
 }
 
 }  // namespace portbench::measure

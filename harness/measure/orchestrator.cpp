@@ -275,6 +275,9 @@ sweep_summary run_sweep(const sweep_options& opt, const sweep_plan& plan, const 
       j.device = opt.devices[d];
       j.run = run;
       j.seed = opt.seed;
+      j.vary_inputs = opt.vary_inputs;
+      j.verified_dir = opt.verified_dir.empty() ? (tmp / "verified").string() : opt.verified_dir;
+      j.reference_id = opt.reference_id;
       j.timing = opt.timing;
       std::vector<std::size_t> positions;
       for (std::size_t k = pos; k < items.size() && items[k].first == run; ++k) {

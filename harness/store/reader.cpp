@@ -33,6 +33,8 @@ run_record read_run(hid_t group, const scalar_attributes& a, const config_result
   r.verdicts.numerics = text("numerics");
   r.verdicts.proof = text("proof");
   r.verdicts.timing = text("timing");
+  r.numerics_source = text("numerics_source");   // "" in files written before it existed
+  r.output_digest = text("output_digest");
   r.error = text("error");
   r.dropped_samples = static_cast<std::int64_t>(number("dropped_samples", 0));
   r.stats.count = static_cast<std::int64_t>(number("count", 0));

@@ -283,6 +283,8 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_attribute(g.get(), "numerics", run.verdicts.numerics);
     detail::write_attribute(g.get(), "proof", run.verdicts.proof);
     detail::write_attribute(g.get(), "timing", run.verdicts.timing);
+    detail::write_attribute(g.get(), "numerics_source", run.numerics_source);
+    detail::write_attribute(g.get(), "output_digest", run.output_digest);
     detail::write_attribute(g.get(), "error", run.error);
     detail::write_attribute(g.get(), "dropped_samples", run.dropped_samples);
     detail::write_attribute(g.get(), "count", st.count);

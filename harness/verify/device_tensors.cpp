@@ -17,12 +17,12 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
     : m_ctx(ctx) {
   for (const auto& t : host) {
     cuda::device_buffer buf(ctx, t.bytes.size());
-    buf.upload(t.bytes);
+    // Outputs are poisoned before every launch: uploading them would only cost time.
+    if (t.spec.role != reference::tensor_role::out) buf.upload(t.bytes);
     m_bindings[t.spec.name] = bundle::tensor_binding{buf.address(), t.spec};
-    if (t.spec.role == reference::tensor_role::out) {
-      m_outputs.push_back({t.spec.name, buf.address(), t.bytes.size(),
-                           static_cast<int>(reference::size_of(t.spec.type))});
-    }
+    const output_view view{t.spec.name, buf.address(), t.bytes.size(), static_cast<int>(reference::size_of(t.spec.type))};
+    if (t.spec.role == reference::tensor_role::out) m_outputs.push_back(view);
+    if (t.spec.role != reference::tensor_role::in) m_written.push_back(view);
     m_buffers.emplace(t.spec.name, std::move(buf));
   }
   std::map<std::string, std::uint64_t> scratch_bytes;
@@ -59,6 +59,7 @@ void device_tensors::poison_outputs_async(const cuda::stream& s, std::uint32_t p
 }
 
 std::vector<device_tensors::output_view> device_tensors::outputs() const { return m_outputs; }
+std::vector<device_tensors::output_view> device_tensors::written() const { return m_written; }
 
 void device_tensors::download_outputs(std::vector<reference::host_tensor>& host) const {
   for (auto& t : host) {

@@ -3,6 +3,7 @@
 // and checked against the fp64 reference. Skips (visibly) where there is no CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "portbench/cuda/stream.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/verify/numerics.hpp"
+#include "portbench/verify/output_digest.hpp"
 #include "test_support.hpp"
 
 namespace pb = portbench::bundle;
@@ -112,6 +114,42 @@ TEST_F(Launch, FillAndUploadAreCompleteForKernelsOnOtherStreams) {
   buf.upload(host);
   guard.enqueue_count(s, buf.address(), k_bytes, 4, 0x77777777u);
   EXPECT_EQ(guard.read_and_reset(s), k_bytes / 4) << "upload";
+}
+
+TEST_F(Launch, OutputDigestSeesEveryByte) {
+  // Reproduction and reuse of a verification rest on the digest: any changed byte, at any
+  // position (the partial last word included), and another tensor name must change it.
+  pc::stream s(ctx);
+  pv::output_digest digest(ctx);
+  std::mt19937_64 rng(11);
+  for (std::size_t bytes : {std::size_t{2}, std::size_t{6}, (std::size_t{1} << 20) + 2, std::size_t{48} << 20}) {
+    SCOPED_TRACE(bytes);
+    std::vector<std::byte> host(bytes);
+    for (auto& b : host) b = static_cast<std::byte>(rng());
+    pc::device_buffer buf(ctx, bytes);
+    buf.upload(host);
+    const std::vector<pv::device_tensors::output_view> view{{"y", buf.address(), bytes, 2}};
+    const std::string first = digest.of(s, view);
+    EXPECT_EQ(digest.of(s, view), first) << "the same bytes twice";
+    EXPECT_NE(digest.of(s, {{"z", buf.address(), bytes, 2}}), first) << "another tensor name";
+    for (std::size_t pos : {std::size_t{0}, bytes / 2, bytes - 1, static_cast<std::size_t>(rng() % bytes)}) {
+      auto changed = host;
+      changed[pos] ^= std::byte{1} << (rng() % 8);
+      buf.upload(changed);
+      EXPECT_NE(digest.of(s, view), first) << "bit flipped at byte " << pos;
+    }
+    // Two words swapped: a sum of position-free word hashes would not notice.
+    if (bytes >= 8) {
+      auto swapped = host;
+      std::swap_ranges(swapped.begin(), swapped.begin() + 4, swapped.begin() + 4);
+      if (swapped != host) {
+        buf.upload(swapped);
+        EXPECT_NE(digest.of(s, view), first) << "two words swapped";
+      }
+    }
+    buf.upload(host);
+    EXPECT_EQ(digest.of(s, view), first) << "restored bytes";
+  }
 }
 
 }  // namespace

@@ -74,6 +74,16 @@ TEST(Seeds, SameForBothSidesDifferentAcrossConfigsAndRuns) {
   EXPECT_NE(pm::item_seed(1, "a/n=1", 0), pm::item_seed(2, "a/n=1", 0));
 }
 
+TEST(Seeds, RunsShareInputsUnlessTheJobVariesThem) {
+  pm::job j;
+  j.seed = 7;
+  j.run = 2;
+  EXPECT_EQ(pm::inputs_seed(j, "a/n=1"), pm::item_seed(7, "a/n=1", 0));
+  j.vary_inputs = true;
+  EXPECT_EQ(pm::inputs_seed(j, "a/n=1"), pm::item_seed(7, "a/n=1", 2));
+  EXPECT_NE(pm::inputs_seed(j, "a/n=1"), pm::item_seed(7, "a/n=1", 0));
+}
+
 TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   pm::job j;
   j.device = 1;
@@ -81,12 +91,18 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   j.seed = 99;
   j.timing.max_samples = 17;
   j.timing.cold_l2 = false;
+  j.vary_inputs = true;
+  j.verified_dir = "/tmp/v";
+  j.reference_id = "0.1.0@abc";
   j.items.push_back({4, "rms_norm", {{"m", 2}, {"n", 8}, {"dtype", "float16"}}, "r", "p"});
   auto back = pm::job_from_json(nlohmann::json::parse(pm::to_json(j).dump()));
   EXPECT_EQ(back.device, 1);
   EXPECT_EQ(back.run, 3);
   EXPECT_EQ(back.timing.max_samples, 17);
   EXPECT_FALSE(back.timing.cold_l2);
+  EXPECT_TRUE(back.vary_inputs);
+  EXPECT_EQ(back.verified_dir, "/tmp/v");
+  EXPECT_EQ(back.reference_id, "0.1.0@abc");
   ASSERT_EQ(back.items.size(), 1u);
   EXPECT_EQ(back.items[0].params["dtype"], "float16");
 
@@ -96,6 +112,8 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   r.error = "port x: CUDA_ERROR_ILLEGAL_ADDRESS";
   r.port.proof = "OUTPUT_NOT_WRITTEN";
   r.port.samples.push_back({1234, 2000, 1980, 0xFFF0FFF0u, 7, ""});
+  r.ref.numerics_source = "REUSED";
+  r.ref.output_digest = "y:0123456789abcdef0123456789abcdef";
   auto rb = pm::item_report_from_json(nlohmann::json::parse(pm::to_json(r).dump()));
   EXPECT_EQ(rb.status, "ERROR");
   EXPECT_EQ(rb.error, r.error);
@@ -103,6 +121,8 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   ASSERT_EQ(rb.port.samples.size(), 1u);
   EXPECT_EQ(rb.port.samples[0].device_ns, 1234);
   EXPECT_EQ(rb.port.samples[0].unwritten, 7u);
+  EXPECT_EQ(rb.ref.numerics_source, "REUSED");
+  EXPECT_EQ(rb.ref.output_digest, r.ref.output_digest);
 }
 
 TEST(Suite, BadSuitesNameTheFileAndField) {

@@ -100,6 +100,44 @@ TEST(half, named_helpers_agree_with_tables) {
   }
 }
 
+// fp16_from_double and bf16_from_double take an integer fast path for normal values: at every
+// midpoint (and a hair either side) and on random doubles of every magnitude they must agree
+// with the generic encoder.
+TEST(half, named_encoders_agree_with_generic_encoder) {
+  auto check = [](double x) {
+    ASSERT_EQ(pr::fp16_from_double(x), pr::encode_float(x, pr::fp16_format)) << x;
+    ASSERT_EQ(pr::bf16_from_double(x), pr::encode_float(x, pr::bf16_format)) << x;
+  };
+  for (const auto f : {pr::fp16_format, pr::bf16_format}) {
+    for (std::uint32_t b = 0; b < f.max_finite_bits(); ++b) {
+      const double mid = 0.5 * (pr::decode_float(b, f) + pr::decode_float(b + 1, f));
+      for (double x : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, INFINITY), pr::decode_float(b, f)}) {
+        check(x);
+        check(-x);
+      }
+    }
+  }
+  std::uint64_t z = 12345;
+  for (int i = 0; i < 2000000; ++i) {
+    z = z * 6364136223846793005ULL + 1442695040888963407ULL;   // every exponent, sign and mantissa
+    double x;
+    const std::uint64_t bits = z ^ (z >> 29);
+    std::memcpy(&x, &bits, sizeof x);
+    check(x);
+    check(std::ldexp(static_cast<double>(bits >> 11) * 0x1.0p-53, static_cast<int>(bits % 300) - 150));
+  }
+  for (double x : {65504.0, 65519.99, 65520.0, 65536.0, 0x1.fffffep127, 0x1.ffp127, 0x1.fffp127, double{INFINITY}, -double{INFINITY},
+                   double{NAN}, 0.0, -0.0, std::ldexp(1.0, -14), std::nextafter(std::ldexp(1.0, -14), 0.0),
+                   std::ldexp(1.0, -126), std::nextafter(std::ldexp(1.0, -126), 0.0)}) {
+    if (std::isnan(x)) {
+      EXPECT_EQ(pr::fp16_from_double(x) & 0x7FFF, pr::encode_float(x, pr::fp16_format) & 0x7FFF);
+      continue;
+    }
+    check(x);
+    check(-x);
+  }
+}
+
 TEST(half, known_values) {
   EXPECT_EQ(pr::fp16_from_double(1.0), 0x3C00);
   EXPECT_EQ(pr::fp16_from_double(65504.0), 0x7BFF);

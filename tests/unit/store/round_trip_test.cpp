@@ -62,6 +62,8 @@ TEST(StoreRoundTrip, ProvenanceConfigsRunsAndStatistics) {
   EXPECT_EQ(r.verdicts.numerics, "PASS");
   EXPECT_EQ(r.verdicts.proof, "EXECUTED");
   EXPECT_EQ(r.verdicts.timing, "VALID");
+  EXPECT_EQ(r.numerics_source, r.run == 0 ? "VERIFIED" : "REUSED");
+  EXPECT_EQ(r.output_digest, "y:00112233445566778899aabbccddee" + std::to_string(10 + r.run));
   EXPECT_TRUE(r.has_valid_timing());
 }
 

@@ -24,6 +24,12 @@ struct job {
   int device = 0;
   int run = 0;                  ///< which of the N independent runs
   std::uint64_t seed = 1;       ///< base seed; each configuration derives its own from it
+  /// false: every run of a configuration gets the same inputs, so later runs (and a port whose
+  /// output equals the reference front end's) reuse the first verification; true: fresh inputs
+  /// per run, each verified.
+  bool vary_inputs = false;
+  std::string verified_dir;     ///< folder of verified outputs shared by the sweep's workers ("" = none)
+  std::string reference_id;     ///< identity of the reference library in verified-output keys
   timing_options timing;
   std::vector<job_item> items;
 };
@@ -40,6 +46,8 @@ struct side_report {
   double median_ns = 0, rel_ci = 0;
   double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)
   double verify_s = 0;   ///< of which the CPU comparison with the fp64 reference
+  std::string numerics_source;   ///< VERIFIED or REUSED (verify/verified_outputs.hpp); "" if never checked
+  std::string output_digest;     ///< digest of the first numerics pass's outputs
 };
 
 struct item_report {
@@ -60,5 +68,8 @@ item_report item_report_from_json(const nlohmann::json& j);
 
 /// Seed of one configuration in one run: the same for reference and port.
 [[nodiscard]] std::uint64_t item_seed(std::uint64_t base, const std::string& config_id, int run) noexcept;
+/// The inputs' seed a job's worker uses for a configuration: run 0's unless the job varies
+/// inputs per run.
+[[nodiscard]] std::uint64_t inputs_seed(const job& j, const std::string& config_id) noexcept;
 
 }  // namespace portbench::measure

@@ -23,6 +23,11 @@ struct sweep_options {
   int runs = 4;
   std::vector<int> devices{0};
   std::uint64_t seed = 1;
+  bool vary_inputs = false;     ///< fresh inputs per run (each verified) instead of the same inputs
+  /// Verified outputs shared by the sweep's workers; empty: a folder of the sweep's own, removed
+  /// at its end. A folder kept between sweeps lets an unchanged output skip its check.
+  std::string verified_dir;
+  std::string reference_id;     ///< identity of the reference library in verified-output keys
   timing_options timing;
   double item_timeout_s = 60;   ///< a worker silent this long on one item is killed (HANG)
   bool progress = false;        ///< a progress line with the time left, on stderr

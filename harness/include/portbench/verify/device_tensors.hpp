@@ -17,7 +17,8 @@ namespace portbench::verify {
 
 class device_tensors {
  public:
-  /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads all tensors.
+  /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads the inputs
+  /// (role in and inout; outputs are poisoned before each launch instead).
   device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                  const bundle::config_plan& plan);
   /// Same, for several plans sharing the tensors (reference and port): every scratch buffer
@@ -38,6 +39,8 @@ class device_tensors {
   };
   /// The outputs (role out) as raw device ranges, for poison checks.
   [[nodiscard]] std::vector<output_view> outputs() const;
+  /// Every tensor a launch writes (role out and inout), for output digests.
+  [[nodiscard]] std::vector<output_view> written() const;
 
   /// Copies the outputs (role out and inout) back into `host`, leaving its inputs untouched.
   void download_outputs(std::vector<reference::host_tensor>& host) const;
@@ -53,6 +56,7 @@ class device_tensors {
  private:
   cuda::context_ptr m_ctx;
   std::vector<output_view> m_outputs;
+  std::vector<output_view> m_written;
   std::map<std::string, cuda::device_buffer> m_buffers;
   std::map<std::string, cuda::device_buffer> m_scratch;
   bundle::tensor_bindings m_bindings;

@@ -85,11 +85,32 @@ inline constexpr float_format fp8e5m2_format{5, 2, false};
 }
 
 // Named helpers. The fp16 decode uses a table; bf16 decodes by a shift into fp32.
+/// Round to nearest even of a double whose exponent is in a narrow format's normal range,
+/// by integer arithmetic on its bits: `drop` low mantissa bits go, a carry out of the mantissa
+/// bumps the exponent (to inf past the largest finite), `rebias` moves the exponent field.
+/// The generic encode_float (subnormals, NaN, inf, overflow) was half of input generation.
+[[nodiscard]] inline std::uint32_t round_normal_bits(std::uint64_t mag, int drop, std::uint64_t rebias) noexcept {
+  const std::uint64_t lsb = (mag >> drop) & 1U;
+  return static_cast<std::uint32_t>(((mag + ((1ULL << (drop - 1)) - 1) + lsb) >> drop) - rebias);
+}
+
 [[nodiscard]] inline std::uint16_t fp16_from_double(double x) noexcept {
+  const std::uint64_t b = std::bit_cast<std::uint64_t>(x);
+  const std::uint64_t mag = b & 0x7FFF'FFFF'FFFF'FFFFULL;
+  // |x| in [2^-14, 2^16): fp16 normals, and the values that round up to inf.
+  if (mag >= (1009ULL << 52) && mag < (1039ULL << 52)) {
+    return static_cast<std::uint16_t>(((b >> 48) & 0x8000U) | round_normal_bits(mag, 42, 1008ULL << 10));
+  }
   return static_cast<std::uint16_t>(encode_float(x, fp16_format));
 }
 [[nodiscard]] double fp16_to_double(std::uint16_t bits) noexcept;
 [[nodiscard]] inline std::uint16_t bf16_from_double(double x) noexcept {
+  const std::uint64_t b = std::bit_cast<std::uint64_t>(x);
+  const std::uint64_t mag = b & 0x7FFF'FFFF'FFFF'FFFFULL;
+  // |x| in [2^-126, 2^128): bf16 normals, and the values that round up to inf.
+  if (mag >= (897ULL << 52) && mag < (1151ULL << 52)) {
+    return static_cast<std::uint16_t>(((b >> 48) & 0x8000U) | round_normal_bits(mag, 45, 896ULL << 7));
+  }
   return static_cast<std::uint16_t>(encode_float(x, bf16_format));
 }
 [[nodiscard]] inline double bf16_to_double(std::uint16_t bits) noexcept {

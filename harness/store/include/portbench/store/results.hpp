@@ -133,6 +133,9 @@ struct run_record {
   std::int64_t dropped_samples = 0;         ///< samples the engine discarded as invalid
 
   run_verdicts verdicts;
+  std::string numerics_source;  ///< VERIFIED (checked against fp64 here), REUSED (same inputs and
+                                ///< output digest as a verified launch), "" (never checked)
+  std::string output_digest;    ///< 128-bit digest per output tensor, "name:hex;..."
   std::string error;  ///< empty unless the run failed, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS ..."
   run_stats stats;    ///< filled by the reader (and by the writer on append)
   run_cost cost;
