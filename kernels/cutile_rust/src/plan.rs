@@ -18,6 +18,12 @@ pub const RMS_NORM_EPS: f64 = 1e-5;
 /// Column chunk of the looping rms_norm and layer_norm (rows wider than [`NORM_MAX_BN`]).
 pub const NORM_LOOP_BN: i64 = 2048;
 
+/// Rows per block of the looping layer_norm (rows wider than [`NORM_MAX_BN`]) when `m` is a
+/// multiple of it: twice the bytes in flight per chunk load. H200, persistent layer_norm
+/// 30000 x 10000 bf16 (scripts/tune_variants.sh): one row 536 us, two rows 403 us, four rows
+/// 721 us (their per-lane accumulators spill); rms_norm keeps one row.
+pub const LAYER_NORM_LOOP_BM: i64 = 2;
+
 /// The largest row a single-tile row kernel (layer_norm, softmax) keeps in one tile.
 pub const ROW_MAX_BN: i64 = 16384;
 
@@ -400,7 +406,11 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     let persistent = variant == "persistent_layer_norm";
     let eps = param_f64_or(params, "eps", if persistent { 1e-6 } else { 1e-5 })?;
     let shift = param_f64_or(params, "weight_shift", 0.0)?;
-    let (looping, bm, bn) = norm_tiles(m, n, o)?;
+    let (looping, mut bm, bn) = norm_tiles(m, n, o)?;
+    // Only where the rows divide evenly: the looping kernels store without bounds checks.
+    if looping && o.block_rows.is_none() && m % LAYER_NORM_LOOP_BM == 0 {
+        bm = LAYER_NORM_LOOP_BM;
+    }
     let mut tensors = vec![
         TensorLayout::contiguous("x", &[m, n], bytes),
         TensorLayout::contiguous("w", &[n], bytes),
@@ -835,7 +845,8 @@ mod tests {
         let pers = json!({"variant": "persistent_layer_norm", "m": 30000, "n": 10000, "dtype": "bfloat16", "eps": 1e-06});
         let p = plan("layer_norm_legacy", &pers).unwrap().unwrap();
         assert_eq!(p.kernel, "layer_norm_stats_loop");
-        assert_eq!(p.generics, vec!["bf16", "1", "2048"]);
+        assert_eq!(p.generics, vec!["bf16", "2", "2048"]);
+        assert_eq!(p.grid, [15000, 1, 1]);
         assert_eq!(p.tuning["col_chunks"], 5);
         assert_eq!(p.tuning["eps"], 1e-6);
         assert_eq!(p.tuning["weight_shift"], 0.0);
@@ -854,8 +865,12 @@ mod tests {
         // Rows wider than NORM_MAX_BN loop over column chunks; the chunk is also passed.
         let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["col_chunks"].clone()), ("layer_norm_loop", json!(10)));
+        assert_eq!(p.generics[1], "2");
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.last().map(|e| e.ir_name.as_str()), Some("chunk"));
+        // Odd m keeps one row per block; a block_rows override wins.
+        let p = plan("layer_norm_legacy", &json!({"m": 333, "n": 16384, "dtype": "float16"})).unwrap().unwrap();
+        assert_eq!(p.generics[1], "1");
     }
 
     #[test]

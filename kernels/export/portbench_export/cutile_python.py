@@ -200,6 +200,9 @@ ROW_LOOP_TILE = 4096          # column tile when rows are wider
 # (H200, m=65536 n=16384 fp16 rms_norm: one 16384 tile 1237 us, 2048 chunks 1162 us).
 NORM_MAX_SINGLE = 8192
 NORM_LOOP_TILE = 2048
+# Rows per tile block of the looping layer_norm when m is a multiple of it, as the cuTile Rust
+# port's LAYER_NORM_LOOP_BM (H200, persistent 30000 x 10000 bf16: 1 row 536 us, 2 rows 403 us).
+LAYER_NORM_LOOP_ROWS = 2
 ROW_TILE_ELEMS = 8192         # target elements per row tile (TILE_M x TILE_N)
 EW_TILE_ELEMS = 8192          # elementwise ops: target elements per tile
 TARGET_SMS = 132              # H100/H200: tile heuristics aim for at least a block per SM
@@ -286,6 +289,8 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     persistent, eps, shift = opparams.layer_norm(cfg)
     tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n)
+    if not single and "block_rows" not in cfg.tuning and m % LAYER_NORM_LOOP_ROWS == 0:
+        tile_m = LAYER_NORM_LOOP_ROWS
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
