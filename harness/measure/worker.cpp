@@ -202,7 +202,8 @@ int run_worker(const job& j, std::ostream& out) {
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
       const auto& op = reference::find_operator(cfg.op);
       const std::uint64_t seed = inputs_seed(j, cfg.id());
-      auto tensors = reference::make_inputs(op, cfg, seed);
+      // Output storage comes with the first download: a reused verification never needs it.
+      auto tensors = reference::make_inputs(op, cfg, seed, false);
       // Only operators that overwrite an input need a second, pristine host copy.
       std::vector<reference::host_tensor> pristine_copy;
       const bool in_place = std::any_of(tensors.begin(), tensors.end(), [](const reference::host_tensor& t) {

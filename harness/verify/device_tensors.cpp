@@ -2,7 +2,6 @@
 #include "portbench/verify/device_tensors.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "portbench/cuda/error.hpp"
 
@@ -16,11 +15,12 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
                                const std::vector<const bundle::config_plan*>& plans)
     : m_ctx(ctx) {
   for (const auto& t : host) {
-    cuda::device_buffer buf(ctx, t.bytes.size());
+    const std::size_t bytes = t.spec.storage_bytes();   // outputs may have no host storage yet
+    cuda::device_buffer buf(ctx, bytes);
     // Outputs are poisoned before every launch: uploading them would only cost time.
     if (t.spec.role != reference::tensor_role::out) buf.upload(t.bytes);
     m_bindings[t.spec.name] = bundle::tensor_binding{buf.address(), t.spec};
-    const output_view view{t.spec.name, buf.address(), t.bytes.size(), static_cast<int>(reference::size_of(t.spec.type))};
+    const output_view view{t.spec.name, buf.address(), bytes, static_cast<int>(reference::size_of(t.spec.type))};
     if (t.spec.role == reference::tensor_role::out) m_outputs.push_back(view);
     if (t.spec.role != reference::tensor_role::in) m_written.push_back(view);
     m_buffers.emplace(t.spec.name, std::move(buf));
@@ -63,28 +63,17 @@ std::vector<device_tensors::output_view> device_tensors::written() const { retur
 
 void device_tensors::download_outputs(std::vector<reference::host_tensor>& host) const {
   for (auto& t : host) {
-    if (t.spec.role != reference::tensor_role::in) m_buffers.at(t.spec.name).download(t.bytes);
-  }
-}
-
-bool device_tensors::outputs_equal(const std::vector<reference::host_tensor>& host) const {
-  constexpr std::size_t k_chunk = std::size_t{64} << 20;
-  std::vector<std::byte> staging;
-  for (const auto& t : host) {
     if (t.spec.role == reference::tensor_role::in) continue;
-    const auto& buf = m_buffers.at(t.spec.name);
-    for (std::size_t off = 0; off < t.bytes.size(); off += k_chunk) {
-      std::size_t n = std::min(k_chunk, t.bytes.size() - off);
-      staging.resize(n);
-      buf.download_range(off, staging);
-      if (std::memcmp(staging.data(), t.bytes.data() + off, n) != 0) return false;
-    }
+    t.bytes.resize(t.spec.storage_bytes());
+    m_buffers.at(t.spec.name).download(t.bytes);
   }
-  return true;
 }
 
 void device_tensors::download(std::vector<reference::host_tensor>& host) const {
-  for (auto& t : host) m_buffers.at(t.spec.name).download(t.bytes);
+  for (auto& t : host) {
+    t.bytes.resize(t.spec.storage_bytes());
+    m_buffers.at(t.spec.name).download(t.bytes);
+  }
 }
 
 }  // namespace portbench::verify

@@ -55,10 +55,15 @@ tensor_spec make_tensor(std::string name, dtype type, std::vector<std::int64_t> 
 }
 
 std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c, std::uint64_t seed) {
+  return make_inputs(op, c, seed, true);
+}
+
+std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c, std::uint64_t seed,
+                                     bool allocate_outputs) {
   std::vector<host_tensor> ts;
   for (auto& spec : op.tensors(c)) {
     host_tensor t;
-    t.bytes.resize(spec.storage_bytes());
+    if (allocate_outputs || spec.role != tensor_role::out) t.bytes.resize(spec.storage_bytes());
     t.spec = std::move(spec);
     ts.push_back(std::move(t));
   }

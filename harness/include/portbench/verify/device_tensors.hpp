@@ -42,13 +42,11 @@ class device_tensors {
   /// Every tensor a launch writes (role out and inout), for output digests.
   [[nodiscard]] std::vector<output_view> written() const;
 
-  /// Copies the outputs (role out and inout) back into `host`, leaving its inputs untouched.
+  /// Copies the outputs (role out and inout) back into `host`, leaving its inputs untouched;
+  /// outputs without host storage (make_inputs(..., false)) get it here.
   void download_outputs(std::vector<reference::host_tensor>& host) const;
   /// Copies every tensor back into `host` (inputs too, so a kernel writing its inputs shows).
   void download(std::vector<reference::host_tensor>& host) const;
-  /// True when the outputs (role out and inout) on the device equal those bytes of `host`;
-  /// streams through a bounded staging buffer instead of a second host copy of the outputs.
-  [[nodiscard]] bool outputs_equal(const std::vector<reference::host_tensor>& host) const;
 
   [[nodiscard]] const bundle::tensor_bindings& tensors() const noexcept { return m_bindings; }
   [[nodiscard]] const bundle::scratch_bindings& scratch() const noexcept { return m_scratch_bindings; }

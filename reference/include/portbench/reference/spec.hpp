@@ -146,6 +146,10 @@ class operator_spec {
 /// Allocates host storage for every tensor of `c` and fills the inputs from `seed`.
 [[nodiscard]] std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c,
                                                    std::uint64_t seed);
+/// Same; with `allocate_outputs` false the outputs (role out) get no host storage (a caller that
+/// may never download them skips allocating and zeroing gigabytes).
+[[nodiscard]] std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c,
+                                                   std::uint64_t seed, bool allocate_outputs);
 
 /// The tensor called `name` in `ts`; throws spec_error if absent.
 [[nodiscard]] const host_tensor& find_tensor(const std::vector<host_tensor>& ts, const std::string& name);
