@@ -6,6 +6,7 @@
 
 #include "portbench/cuda/error.hpp"
 #include "portbench/cuda/nvrtc.hpp"
+#include "portbench/reference/random.hpp"
 
 namespace portbench::verify {
 namespace {
@@ -49,12 +50,6 @@ extern "C" __global__ void portbench_digest(const unsigned char* buf, unsigned l
 }
 )";
 
-std::uint64_t name_salt(const std::string& name) noexcept {
-  std::uint64_t h = 1469598103934665603ull;   // FNV-1a
-  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 output_digest::output_digest(cuda::context_ptr ctx) : m_ctx(std::move(ctx)), m_sums(m_ctx, 2 * sizeof(std::uint64_t)) {
@@ -69,7 +64,7 @@ std::string output_digest::of(const cuda::stream& s, const std::vector<device_te
   for (const auto& t : tensors) {
     m_sums.fill_u32(0);
     CUdeviceptr buf = t.address, sums = m_sums.address();
-    unsigned long long bytes = t.bytes, salt = name_salt(t.name);
+    unsigned long long bytes = t.bytes, salt = reference::hash_text(t.name);
     void* args[] = {&buf, &bytes, &salt, &sums};
     const unsigned long long words = bytes / 4 + 1;
     const auto blocks = static_cast<unsigned>(std::min<unsigned long long>(

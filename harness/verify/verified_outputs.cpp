@@ -10,6 +10,8 @@
 #include <system_error>
 #include <unistd.h>
 
+#include "portbench/reference/random.hpp"
+
 namespace portbench::verify {
 namespace {
 
@@ -28,12 +30,6 @@ double real_from(const json& j) {
   if (s == "inf") return std::numeric_limits<double>::infinity();
   if (s == "-inf") return -std::numeric_limits<double>::infinity();
   throw std::runtime_error("not a real: " + s);
-}
-
-std::uint64_t fnv1a(const std::string& s) noexcept {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 }  // namespace
@@ -88,7 +84,7 @@ verified_outputs::verified_outputs(std::filesystem::path folder) : m_folder(std:
 
 std::filesystem::path verified_outputs::file_for(const std::string& key) const {
   char name[32];
-  std::snprintf(name, sizeof name, "%016llx.json", static_cast<unsigned long long>(fnv1a(key)));
+  std::snprintf(name, sizeof name, "%016llx.json", static_cast<unsigned long long>(reference::hash_text(key)));
   return m_folder / name;
 }
 
