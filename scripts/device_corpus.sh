@@ -12,8 +12,9 @@
 # PORTBENCH_CORPUS_SUITE (default configs/tilegym.json), PORTBENCH_CORPUS_REF / _PORT (bundle
 # folders, default bundles-tilegym/cutile_python and cutile_rust; one operator's bundle folder
 # re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step),
-# PORTBENCH_CORPUS_TRITON_RUNS (default RUNS), PORTBENCH_CORPUS_MAIN=0 (skip the cuTile Python ->
-# cuTile Rust sweep).
+# PORTBENCH_CORPUS_TRITON_RUNS (default RUNS; also the CUDA C++ step's), PORTBENCH_CORPUS_CUDA=0
+# (skip cuTile Python -> CUDA C++ on the largest configurations), PORTBENCH_CORPUS_MAIN=0 (skip the
+# cuTile Python -> cuTile Rust sweep).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -43,7 +44,22 @@ if [[ "${PORTBENCH_CORPUS_TRITON:-1}" != 0 ]]; then
   grep -E "^[a-z_]+/|geomean|^worker time|^numerics" "$OUT/largest_triton.txt" | cut -c1-160
 fi
 
+if [[ "${PORTBENCH_CORPUS_CUDA:-1}" != 0 && -d bundles-tilegym/cuda_cpp ]]; then
+  # CUDA C++ kernels of the operators it has (rms_norm, layer_norm): the hand-written ceiling.
+  "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cuda_cpp --suite configs/largest.json "${DEV[@]}" \
+    --runs "${PORTBENCH_CORPUS_TRITON_RUNS:-$RUNS}" --time-cap 0.2 --min-samples 8 --timeout 180 --out "$OUT/largest_cuda_cpp.h5" --overwrite \
+    > "$OUT/largest_cuda_cpp.txt" 2>&1
+  echo "cuTile Python -> CUDA C++, largest configurations: exit $?"
+  grep -E "^[a-z_]+/|geomean|^numerics" "$OUT/largest_cuda_cpp.txt" | cut -c1-160
+fi
+
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
 # shellcheck disable=SC2046
-python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$OUT"/corpus.h5 "$OUT"/largest_triton.h5 2>/dev/null)
+python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$OUT"/corpus.h5 "$OUT"/largest_*.h5 2>/dev/null)
+# Configurations too small to approach the copy asymptote (swiglu's only one moves 393 KB): the
+# bandwidth a copy of the same bytes reaches, timed on the device as portbench times kernels.
+SMALL=$("$BIN" cost --suite configs/largest.json | python3 -c '
+import json, sys
+print(" ".join(str(int(d["bytes"])) for d in map(json.loads, sys.stdin) if "bytes" in d and d["bytes"] < 64e6))')
+[[ -n "$SMALL" ]] && python3 scripts/copy_bandwidth.py --bytes $SMALL

@@ -71,7 +71,7 @@ fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
   bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
-  cp "$OUT"/corpus.h5 "$OUT"/largest_triton.h5 "$FINAL"/ 2>/dev/null
+  cp "$OUT"/corpus.h5 "$OUT"/largest_*.h5 "$FINAL"/ 2>/dev/null
 fi
 if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then
   echo "== reference verification benchmark, $(nproc) threads =="

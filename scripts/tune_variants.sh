@@ -4,7 +4,8 @@
 # "tuning" object: block_rows, tile, occupancy), each variant timed against the exporter's own
 # choice with `portbench run`. Exporting needs no GPU; timing does.
 #
-#   Here:      scripts/tune_variants.sh export SPEC.json OUTDIR     (cuTile Rust exporter)
+#   Here:      scripts/tune_variants.sh export SPEC.json OUTDIR [rust|python|cuda_cpp|triton]
+#              (the cuTile Rust exporter by default; python is cuTile Python)
 #   GPU host:  scripts/tune_variants.sh time OUTDIR [PORTBENCH]
 #
 # SPEC: {"op": ..., "params": {...}, "variants": {"name": {"occupancy": 2, ...}, ...}}. OUTDIR gets
@@ -15,7 +16,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:?usage: tune_variants.sh export SPEC OUTDIR | time OUTDIR [PORTBENCH]}"
 
 if [[ "$cmd" == export ]]; then
-  spec="${2:?SPEC}"; out="${3:?OUTDIR}"
+  spec="${2:?SPEC}"; out="${3:?OUTDIR}"; frontend="${4:-rust}"
+  case "$frontend" in
+    rust) exporter=(bash "$ROOT/kernels/cutile_rust/export.sh") ;;
+    python|cuda_cpp|triton)
+      export CUDA_VISIBLE_DEVICES="" PYTHONPATH="$ROOT/kernels/export${PYTHONPATH:+:$PYTHONPATH}"
+      exporter=("$ROOT/.venv/bin/python" -m "portbench_export.${frontend/python/cutile_python}") ;;
+    *) echo "tune_variants.sh: front end must be rust, python, cuda_cpp or triton, not $frontend" >&2; exit 2 ;;
+  esac
   mkdir -p "$out"
   names=$(python3 - "$spec" "$out" <<'PY'
 import json, sys
@@ -30,9 +38,15 @@ PY
 )
   for v in base $names; do
     rm -rf "${out:?}/$v"
-    bash "$ROOT/kernels/cutile_rust/export.sh" "$out/suite-$v.json" "$out/$v" >/dev/null 2>"$out/$v.export.log" \
+    if [[ "$frontend" == rust ]]; then args=("$out/suite-$v.json" "$out/$v"); else args=(--suite "$out/suite-$v.json" --out "$out/$v"); fi
+    "${exporter[@]}" "${args[@]}" >"$out/$v.export.log" 2>&1 \
       || { echo "export $v failed: $(tail -1 "$out/$v.export.log")"; exit 1; }
-    echo "exported $v: $(ls "$out/$v"/*/*.cubin | xargs -n1 basename)"
+    if compgen -G "$out/$v/*/*.cubin" >/dev/null; then
+      echo "exported $v: $(ls "$out/$v"/*/*.cubin | xargs -n1 basename)"
+    else   # the exporter skipped the configuration (e.g. a block over its limit): say why
+      echo "skipped $v: $(grep -m1 "^skip" "$out/$v.export.log")"
+      rm -rf "${out:?}/$v"
+    fi
   done
 elif [[ "$cmd" == time ]]; then
   out="${2:?OUTDIR}"; bin="${3:-$ROOT/build/gpu/harness/cli/portbench}"

@@ -8,33 +8,13 @@
 //   rms_norm_<f16|bf16|f32>(const T* x, const T* w, T* y, int n, long long x_row_stride,
 //                           long long y_row_stride, float eps)
 // Compiled with NVRTC by portbench_export.cuda_cpp.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "portbench_device.cuh"
 
 namespace {
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T> __device__ __forceinline__ T from_f32(float v);
-template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
-// Sum over the block; every thread gets the total. blockDim.x must be a multiple of 32.
-__device__ float block_sum(float v) {
-  __shared__ float partial[32];
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (lane == 0) partial[warp] = v;
-  __syncthreads();
-  v = lane < static_cast<int>(blockDim.x >> 5) ? partial[lane] : 0.f;
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+using portbench::block_sum;
+using portbench::from_f32;
+using portbench::to_f32;
 
 template <typename T>
 __device__ __forceinline__ void rms_norm_row(const T* __restrict__ x, const T* __restrict__ w,

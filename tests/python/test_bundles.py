@@ -19,7 +19,7 @@ EXPECTED_ARCH = {"cutile_python": "sm_90a", "triton": "sm_90a", "cuda_cpp": "sm_
 SUITES = {"smoke": SMOKE, "edge": EDGE}
 BASE_OPS = {"vector_add", "rms_norm"}
 NEW_OPS = {"layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout"}
-FE_OPS = {"cutile_python": BASE_OPS | NEW_OPS, "triton": BASE_OPS | NEW_OPS, "cuda_cpp": BASE_OPS}
+FE_OPS = {"cutile_python": BASE_OPS | NEW_OPS, "triton": BASE_OPS | NEW_OPS, "cuda_cpp": BASE_OPS | {"layer_norm_legacy"}}
 
 
 def _suite_ops(suite) -> set[str]:
@@ -209,8 +209,13 @@ def test_cuda_cpp_abi(smoke_runs):
     out = smoke_runs["cuda_cpp"].out
     for op, m in manifests(out).items():
         (c,) = m["cubins"]
-        assert sorted(c["ir"]) == [f"{op}.cu.txt", f"{op}.ptx.txt"]
-        assert (out / op / f"{op}.cu.txt").read_text() == (REPO / "kernels" / "cuda_cpp" / f"{op}.cu").read_text()
+        source = (REPO / "kernels" / "cuda_cpp" / f"{op}.cu").read_text()
+        header = "portbench_device.cuh"
+        shared = [f"{header}.txt"] if f'#include "{header}"' in source else []
+        assert sorted(c["ir"]) == sorted([f"{op}.cu.txt", f"{op}.ptx.txt"] + shared)
+        assert (out / op / f"{op}.cu.txt").read_text() == source
+        for name in shared:
+            assert (out / op / name).read_text() == (REPO / "kernels" / "cuda_cpp" / header).read_text()
         ptx = (out / op / f"{op}.ptx.txt").read_text()
         assert re.search(r"^\.target sm_90\b", ptx, re.M)
         for cfg in m["configs"]:

@@ -105,6 +105,51 @@ def test_suite_tuning_overrides_are_used_and_recorded(tmp_path, run_export):
     assert (rms["tile_n"], rms["single_tile_row"], rms["occupancy"]) == (256, False, 4)
 
 
+def test_layer_norm_tuning_knobs_reach_the_kernels(tmp_path, run_export):
+    ln = {"variant": "persistent_layer_norm", "m": 64, "n": 10000, "dtype": "bfloat16", "eps": 1e-06}
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"configs": [
+        {"op": "layer_norm_legacy", "params": ln, "tuning": {"warps": 8, "latency": 6}},
+        {"op": "layer_norm_legacy", "params": dict(ln, m=32), "tuning": {"single": 1, "no_tma": 1}},
+    ]}))
+    r = run_export("cutile_python", suite, tmp_path / "out")
+    assert r.rc == 0, r.stderr
+    looped, single = ms = manifests(r.out)["layer_norm_legacy"]["configs"]
+    assert (looped["tuning"]["warps"], looped["tuning"]["latency"], looped["tuning"]["single_tile_row"]) == (8, 6, False)
+    assert looped["launches"][0]["entry"].endswith("_occ4_w8_lat6")
+    assert (single["tuning"]["tile_n"], single["tuning"]["single_tile_row"], single["tuning"]["allow_tma"]) == (16384, True, False)
+    ir = [(r.out / "layer_norm_legacy" / f"{c['launches'][0]['entry']}.tileir.txt").read_text() for c in ms]
+    assert "num_worker_warps_per_cta = 8" in ir[0] and "latency = 6" in ir[0]
+    assert "allow_tma = false" in ir[1] and "latency" not in ir[1]
+
+
+def test_cuda_cpp_layer_norm_covers_the_row_with_the_fewest_packs_per_thread(tmp_path, run_export):
+    from portbench_export.cli import Unsupported
+    from portbench_export.cuda_cpp import layer_norm_block
+    assert layer_norm_block(10000, 2) == ("v", 4, 320)      # 1250 16-byte vectors
+    assert layer_norm_block(16384, 2) == ("v", 4, 512)
+    assert layer_norm_block(32, 2) == ("v", 1, 32)
+    assert layer_norm_block(10000, 2, 8) == ("v", 8, 160)
+    assert layer_norm_block(1001, 2) == ("s", 2, 512)       # not a multiple of 8: elements
+    with pytest.raises(Unsupported):
+        layer_norm_block(10000, 2, 3)
+    with pytest.raises(Unsupported):
+        layer_norm_block(10000, 2, 1)                        # 1250 threads
+    with pytest.raises(Unsupported):
+        layer_norm_block(5001, 2)                            # 5001 elements > 8 x 512
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"configs": [
+        {"op": "layer_norm_legacy", "params": {"m": 8, "n": 1000, "dtype": "float16"}},
+        {"op": "layer_norm_legacy", "params": {"m": 8, "n": 1001, "dtype": "float16"}},
+        {"op": "layer_norm_legacy", "params": {"m": 8, "n": 5001, "dtype": "float16"}}]}))
+    r = run_export("cuda_cpp", suite, tmp_path / "out")
+    assert r.rc == 0 and "n=5001: the row needs more than 8 elements per thread" in r.stdout, (r.stdout, r.stderr)
+    vec, ele = manifests(r.out)["layer_norm_legacy"]["configs"]
+    assert (vec["launches"][0]["entry"], vec["launches"][0]["block"][0]) == ("layer_norm_f16_v1", 128)
+    assert (ele["launches"][0]["entry"], ele["launches"][0]["block"][0]) == ("layer_norm_f16_s2", 512)
+    assert ele["tuning"]["base_align_bytes"] == 2
+
+
 @pytest.mark.parametrize("tuning", [{"occupancy": "many"}, {"tiles": 4}, {"block_rows": 0}, [4]])
 def test_malformed_tuning_is_a_suite_error(tuning, tmp_path, run_export):
     suite = tmp_path / "s.json"

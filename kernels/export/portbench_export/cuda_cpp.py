@@ -15,6 +15,7 @@ from functools import lru_cache
 
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
+from . import opparams  # noqa: E402
 from .cli import Frontend, Unsupported, main  # noqa: E402
 from .manifest import Bundle, Launch, extent, literal, ptr, stride  # noqa: E402
 from .nvrtc import include_dir, load, package_version  # noqa: E402
@@ -27,8 +28,12 @@ EPS = 1e-5
 DTYPES = {"float16": ("f16", 2), "bfloat16": ("bf16", 2), "float32": ("f32", 4)}
 
 
+HEADER = "portbench_device.cuh"   # device helpers the kernels include
+
+
 def _options(arch: str) -> list[str]:
-    return [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", f"-I{include_dir()}"]
+    return [f"--gpu-architecture={arch}", "-default-device", "--std=c++17", f"-I{include_dir()}",
+            f"-I{kernels_dir() / FRONTEND}"]
 
 
 def _compile_operator(bundle: Bundle, operator: str) -> str:
@@ -40,8 +45,10 @@ def _compile_operator(bundle: Bundle, operator: str) -> str:
     nv = load()
     cubin, _ = nv.compile(source, f"{operator}.cu", _options(ARCH), "cubin")
     ptx, _ = nv.compile(source, f"{operator}.cu", _options(ARCH.replace("sm_", "compute_")), "ptx")
-    bundle.add_cubin(file, cubin, {f"{operator}.ptx.txt": ptx.decode(),
-                                   f"{operator}.cu.txt": source})
+    ir = {f"{operator}.ptx.txt": ptx.decode(), f"{operator}.cu.txt": source}
+    if f'#include "{HEADER}"' in source:
+        ir[f"{HEADER}.txt"] = (kernels_dir() / FRONTEND / HEADER).read_text(encoding="utf-8")
+    bundle.add_cubin(file, cubin, ir)
     return file
 
 
@@ -79,6 +86,54 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
                       tuning={"block": block, "vector_bytes": 16, "inner_stride": 1})
 
 
+LAYER_NORM_VPT = (1, 2, 4, 8)     # vectors per thread the kernel is instantiated for
+LAYER_NORM_MAX_THREADS = 512      # the kernels' __launch_bounds__
+
+
+def layer_norm_block(n: int, size: int, vpt: int | None = None) -> tuple[str, int, int]:
+    """(pack, packs per thread, threads) of the register-resident layer_norm. The pack is a
+    16-byte vector ("v") where n is a multiple of its width, else one element ("s"). Packs per
+    thread: the fewest that cover the row with at most LAYER_NORM_MAX_THREADS threads (more rows
+    in flight per SM than with fewer, fatter threads); threads rounded up to whole warps. `vpt`
+    overrides the packs per thread."""
+    lanes = 16 // size
+    pack, packs = ("v", n // lanes) if n % lanes == 0 else ("s", n)
+    if vpt is None:
+        vpt = next((v for v in LAYER_NORM_VPT if -(-packs // v) <= LAYER_NORM_MAX_THREADS), None)
+        if vpt is None:
+            raise Unsupported(f"n={n}: the row needs more than {LAYER_NORM_VPT[-1]} "
+                              f"{'vectors' if pack == 'v' else 'elements'} per thread")
+    elif vpt not in LAYER_NORM_VPT:
+        raise Unsupported(f"vectors_per_thread={vpt} is not one of {LAYER_NORM_VPT}")
+    threads = max(32, -(-(-(-packs // vpt)) // 32) * 32)
+    if threads > LAYER_NORM_MAX_THREADS:
+        raise Unsupported(f"n={n} with {vpt} per thread needs {threads} threads "
+                          f"(max {LAYER_NORM_MAX_THREADS})")
+    return pack, vpt, threads
+
+
+def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
+    m, n = cfg.integer("m"), cfg.integer("n")
+    short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
+    persistent, eps, shift = opparams.layer_norm(cfg)
+    if m > 2**31 - 1:
+        raise Unsupported(f"m={m}: one block per row")
+    pack, vpt, threads = layer_norm_block(n, size, cfg.tuning.get("vectors_per_thread"))
+    file = _compile_operator(bundle, "layer_norm_legacy")
+    params = [ptr("x"), ptr("w"), ptr("b"), ptr("y")]
+    if persistent:
+        params += [ptr("mean"), ptr("rstd")]
+    params += [extent("x", 1, "i32"), stride("x", 0, "i64"), stride("y", 0, "i64"),
+               literal("f32", eps), literal("f32", shift)]
+    name = "persistent_layer_norm" if persistent else "layer_norm"
+    vector = pack == "v"
+    bundle.add_config(cfg.params, [Launch(file, f"{name}_{short}_{pack}{vpt}", (m, 1, 1), (threads, 1, 1), params)],
+                      tuning={"block": threads, "vectors_per_thread": vpt, "vector_bytes": 16 if vector else size,
+                              "base_align_bytes": 16 if vector else size, "inner_stride": 1,
+                              "variant": "persistent_layer_norm" if persistent else "layer_norm_legacy",
+                              "strategy": "one block per row, row held in registers, one pass over x"})
+
+
 @lru_cache(maxsize=None)
 def toolchain() -> dict[str, str]:
     major, minor = load().version()
@@ -89,7 +144,8 @@ def toolchain() -> dict[str, str]:
     return tc
 
 
-FRONTEND_DEF = Frontend(FRONTEND, {"vector_add": export_vector_add, "rms_norm": export_rms_norm},
+FRONTEND_DEF = Frontend(FRONTEND, {"vector_add": export_vector_add, "rms_norm": export_rms_norm,
+                                   "layer_norm_legacy": export_layer_norm_legacy},
                         lambda: dict(toolchain()))
 
 if __name__ == "__main__":

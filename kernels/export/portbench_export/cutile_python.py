@@ -128,9 +128,11 @@ def _compile_entry(bundle: Bundle, kernel, sig) -> str:
     return file
 
 
-def _kernel(module: str, name: str, occupancy: int):
-    """Kernel `name` of kernels/cutile_python/<module>.py with a cuTile occupancy hint."""
-    return getattr(load_kernel_module(FRONTEND, module), name).replace_hints(occupancy=occupancy)
+def _kernel(module: str, name: str, occupancy: int, warps: int | None = None):
+    """Kernel `name` of kernels/cutile_python/<module>.py with a cuTile occupancy hint and, where
+    given, a number of worker warps per tile block (else tileiras chooses)."""
+    kernel = getattr(load_kernel_module(FRONTEND, module), name)
+    return kernel.replace_hints(occupancy=occupancy, num_worker_warps=warps)
 
 
 def _assumptions(index_i64: bool) -> dict:
@@ -233,6 +235,8 @@ def norm_tiles(cfg: Config, m: int, n: int) -> tuple[int, int, bool, int]:
     tile_m, tile_n, single = row_tiles(m, n, NORM_MAX_SINGLE, NORM_LOOP_TILE)
     if "tile" in cfg.tuning:
         tile_m, tile_n, single = 1, cfg.tuning["tile"], False
+    if cfg.tuning.get("single"):
+        tile_m, tile_n, single = 1, max(16, _pow2_at_least(n)), True
     tile_m = cfg.tune("block_rows", tile_m)
     return tile_m, tile_n, single, cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
 
@@ -296,9 +300,13 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
     index_i64 = m * n > I32_MAX
     name = ("layer_norm_stats" if persistent else "layer_norm") + ("" if single else "_loop")
+    warps = cfg.tuning.get("warps")
+    latency = cfg.tune("latency", 0)   # 0: tileiras infers the load latency
+    tma = 0 if cfg.tuning.get("no_tma") else 1
     symbol = (f"{name}_{short}_r{tile_m}_t{tile_n}"
               + ("" if (n * size) % ALIGN_BYTES == 0 else "_rowany") + ("_i64" if index_i64 else "")
-              + f"_occ{occupancy}")
+              + f"_occ{occupancy}" + (f"_w{warps}" if warps else "") + (f"_lat{latency}" if latency else "")
+              + ("" if tma else "_notma"))
     row = _array_strided(dt, (n,), size, index_i64)
     vec = _array(dt, 1, index_i64)
     args = [row, vec, vec, row]
@@ -308,11 +316,12 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
     if persistent:
         args += [_array(_ct().float32, 1, index_i64)] * 2
         params += _array_params("mean", 1, it) + _array_params("rstd", 1, it)
-    sig = _sig(args + [_f32_scalar(), _f32_scalar(), tile_m, tile_n], symbol)
-    file = _compile_entry(bundle, _kernel("layer_norm_legacy", name, occupancy), sig)
+    sig = _sig(args + [_f32_scalar(), _f32_scalar(), tile_m, tile_n, latency, tma], symbol)
+    file = _compile_entry(bundle, _kernel("layer_norm_legacy", name, occupancy, warps), sig)
     params += [literal("f32", eps), literal("f32", shift)]
     bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
                       tuning={"tile_m": tile_m, "tile_n": tile_n, "single_tile_row": single, "occupancy": occupancy,
+                              **({"warps": warps} if warps else {}), **({"latency": latency} if latency else {}), **({} if tma else {"allow_tma": False}),
                               "reads_of_x": 1 if single else 2,
                               "variant": "persistent_layer_norm" if persistent else "layer_norm_legacy",
                               "strategy": ("multi-row tile blocks, one pass over x" if single

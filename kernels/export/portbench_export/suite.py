@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Reading a suite (configs/<suite>.json): {"suite": name, "configs": [{"op", "params"}, ...]}.
 
-A configuration may also carry "tuning": {"block_rows": int, "tile": int, "occupancy": int}, which
-replaces the exporter's own choice for that configuration (tile experiments; the harness ignores
-it, and the manifest records what was used)."""
+A configuration may also carry "tuning" (tile experiments), which replaces the exporter's own
+choice for that configuration; the harness ignores it, and the manifest records what was used.
+Its keys, each a positive integer, and the exporters that read them:
+  block_rows, tile, occupancy   cuTile Python and cuTile Rust row kernels
+  warps, latency, single, no_tma   cuTile Python layer_norm (worker warps, load latency hint,
+                                   one tile per row at any width, loads without TMA)
+  vectors_per_thread            CUDA C++ layer_norm"""
 from __future__ import annotations
 
 import json
@@ -12,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 
-TUNING_KEYS = frozenset({"block_rows", "tile", "occupancy"})
+TUNING_KEYS = frozenset({"block_rows", "tile", "occupancy", "warps", "latency", "single", "no_tma",
+                         "vectors_per_thread"})
 
 
 class SuiteError(Exception):

@@ -285,12 +285,17 @@ def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
                    {"ROWS": rows, "BLOCK_H": block}, grid, warps, {"ROWS": rows, "BLOCK_H": block})
 
 
+SWIGLU_SMALL = 1 << 17   # elements; below it swiglu uses 256-element programs
+
+
 def export_swiglu(cfg: Config, bundle: Bundle) -> None:
     b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
     tt, short, _ = _dtype(cfg, ("float16", "bfloat16", "float32"))
     n = b * s * h
-    block = 1024 if n < (1 << 20) else 4096
-    warps = 4 if block == 1024 else 8
+    # Small tensors are launch- and latency-bound: 256-element programs (one 16-byte fp32 vector
+    # per thread and tensor) spread them over more SMs (tilegym's only swiglu has 32768 elements).
+    block = 256 if n < SWIGLU_SMALL else 1024 if n < (1 << 20) else 4096
+    warps = {256: 2, 1024: 4, 4096: 8}[block]
     grid = (-(-n // block), 1, 1)
     if grid[0] > I32_MAX:
         raise Unsupported(f"{grid[0]} programs exceed the grid limit")
