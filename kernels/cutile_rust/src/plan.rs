@@ -514,10 +514,13 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     ensure!(rd > 0 && rd <= d && rd % 2 == 0, "rope_dim = {rd} must be even and in (0, head_dim]");
     let half = rd / 2;
     ensure!(half & (half - 1) == 0, "rope rotates halves as whole tiles; rope_dim/2 = {half} is not a power of two");
+    // cutile-rs 0.5.0 passes shapes and strides as i32: the largest element offset must fit, so
+    // a tensor may hold up to 2^31 elements (tilegym's seq_len 65536 with 32 heads of 128). The
+    // H200 check of those configurations compares every element with fp64 (docs/cutile-rust.md).
     for (what, h) in [("q", hq), ("k", hkv)] {
         ensure!(
-            b.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e <= i32::MAX as i64),
-            "{what} has more than 2^31-1 elements"
+            b.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e - 1 <= i32::MAX as i64),
+            "{what}'s largest element offset exceeds i32 (cutile-rs shapes and strides are i32)"
         );
     }
     let mut bs = rope_block_seq(s, hq, half);
@@ -904,6 +907,13 @@ mod tests {
         assert_eq!((p.generics[3].as_str(), p.grid), ("1", [1, 8, 1]));
         assert_eq!(rope_block_seq(65536, 32, 64), 2);
         assert_eq!(rope_block_seq(65536, 32, 32), 4);
+        // 2^31 elements: the largest offset, 2^31 - 1, still fits i32; 2^32 does not.
+        let big = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 32, "head_dim": 128, "dtype": "float16"});
+        let p = plan("rope", &big).unwrap().unwrap();
+        assert_eq!(p.tensors[0].strides[0], 65536 * 32 * 128);
+        let wide = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 256, "partial_rotary_factor": 0.25, "dtype": "float16"});
+        let err = plan("rope", &wide).unwrap_err().to_string();
+        assert!(err.contains("q's largest element offset exceeds i32"), "{err}");
         // rope_dim / 2 = 48 is not a power of two; odd rope_dim is refused.
         assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 96, "dtype": "float16"})).is_err());
         assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 64, "partial_rotary_factor": 0.0, "dtype": "float16"})).is_err());
