@@ -610,6 +610,18 @@ pub fn elementwise_tile(n: i64) -> i64 {
     vector_add_tile(n)
 }
 
+/// swiglu's tile: [`elementwise_tile`], halved down to 256 elements while there would be
+/// fewer tile blocks than SMs; small problems are latency-bound, so spreading them over the
+/// SMs is what counts (tilegym's only swiglu has 32768 elements). The cuTile Python reference
+/// makes the same choice (`swiglu_tiles`).
+pub fn swiglu_tile(n: i64) -> i64 {
+    let mut t = elementwise_tile(n);
+    while t > 256 && ceil_div(n, t) < TARGET_SMS {
+        t /= 2;
+    }
+    t
+}
+
 fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
     let b = param_i64(params, "batch")?;
     let s = param_i64(params, "seq_len")?;
@@ -619,7 +631,7 @@ fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
     let n = n.context("a, b, c exceed i32 indexing")?;
     let tile = match o.tile {
         Some(t) => check_pow2("tile", t)?,
-        None => elementwise_tile(n),
+        None => swiglu_tile(n),
     };
     // a, b, c [B, S, H] seen as flat [B*S*H].
     let tensors: Vec<TensorLayout> = ["a", "b", "c"].iter().map(|t| TensorLayout::contiguous(t, &[n], bytes)).collect();
@@ -935,7 +947,8 @@ mod tests {
         assert!(plan("silu_and_mul", &json!({"batch": 1, "seq_len": 1, "hidden_size": 8, "input_last_dim": 8, "dtype": "float16"})).is_err());
         let c = json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "intermediate_size": 14336, "dtype": "float32"});
         let p = plan("swiglu", &c).unwrap().unwrap();
-        assert_eq!((p.generics.clone(), p.grid), (vec!["f32".to_string(), "1024".into()], [32, 1, 1]));
+        assert_eq!((p.generics.clone(), p.grid), (vec!["f32".to_string(), "256".into()], [128, 1, 1]));
+        assert_eq!((swiglu_tile(131072), swiglu_tile(1 << 20), swiglu_tile(1 << 26), swiglu_tile(100)), (512, 1024, 4096, 256));
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.len(), 3 + 3 + 5);
         assert_eq!(literal(&e[1]), LitValue::Int(32768));

@@ -369,10 +369,26 @@ def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
                               **_assumptions(index_i64)})
 
 
+def swiglu_tiles(b: int, s: int, h: int) -> tuple[int, int]:
+    """(TILE_S, TILE_H) of swiglu: `_ew_tiles` with H tiles up to 4096, then halved (rows first,
+    H down to 256) while there would be fewer tile blocks than SMs: small problems are
+    latency-bound, so spreading them over the SMs is what counts. The cuTile Rust port's
+    `swiglu_tile` makes the same choice on the flat tensor."""
+    tile_s, tile_h = _ew_tiles(s, h, 4096)
+    while b * -(-s // tile_s) * -(-h // tile_h) < TARGET_SMS:
+        if tile_s > 1:
+            tile_s //= 2
+        elif tile_h > 256:
+            tile_h //= 2
+        else:
+            break
+    return tile_s, tile_h
+
+
 def export_swiglu(cfg: Config, bundle: Bundle) -> None:
     b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
-    tile_s, tile_h = _ew_tiles(s, h, 4096)
+    tile_s, tile_h = swiglu_tiles(b, s, h)
     tile_s = cfg.tune("block_rows", tile_s)
     occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = (-(-h // tile_h), -(-s // tile_s), b)
