@@ -36,22 +36,18 @@ grep -A12 "^## Operators" "$OUT/corpus_report.md"
 python3 scripts/sweep_cost.py "$OUT/corpus.h5"
 fi
 
-if [[ "${PORTBENCH_CORPUS_TRITON:-1}" != 0 ]]; then
-  "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/triton --suite configs/largest.json "${DEV[@]}" \
-    --runs "${PORTBENCH_CORPUS_TRITON_RUNS:-$RUNS}" --time-cap 0.2 --min-samples 8 --timeout 180 --out "$OUT/largest_triton.h5" --overwrite \
-    > "$OUT/largest_triton.txt" 2>&1
-  echo "cuTile Python -> Triton, largest configurations: exit $?"
-  grep -E "^[a-z_]+/|geomean|^worker time|^numerics" "$OUT/largest_triton.txt" | cut -c1-160
-fi
-
-if [[ "${PORTBENCH_CORPUS_CUDA:-1}" != 0 && -d bundles-tilegym/cuda_cpp ]]; then
-  # CUDA C++ kernels of the operators it has (rms_norm, layer_norm): the hand-written ceiling.
-  "$BIN" run --ref bundles-tilegym/cutile_python --port bundles-tilegym/cuda_cpp --suite configs/largest.json "${DEV[@]}" \
-    --runs "${PORTBENCH_CORPUS_TRITON_RUNS:-$RUNS}" --time-cap 0.2 --min-samples 8 --timeout 180 --out "$OUT/largest_cuda_cpp.h5" --overwrite \
-    > "$OUT/largest_cuda_cpp.txt" 2>&1
-  echo "cuTile Python -> CUDA C++, largest configurations: exit $?"
-  grep -E "^[a-z_]+/|geomean|^numerics" "$OUT/largest_cuda_cpp.txt" | cut -c1-160
-fi
+# cuTile Python against a second front end on the largest configuration of each operator (those
+# the front end has), for the bandwidth table.
+time_largest() {   # FOLDER NAME
+  "$BIN" run --ref bundles-tilegym/cutile_python --port "bundles-tilegym/$1" --suite configs/largest.json "${DEV[@]}" \
+    --runs "${PORTBENCH_CORPUS_TRITON_RUNS:-$RUNS}" --time-cap 0.2 --min-samples 8 --timeout 180 --out "$OUT/largest_$1.h5" --overwrite \
+    > "$OUT/largest_$1.txt" 2>&1
+  echo "cuTile Python -> $2, largest configurations: exit $?"
+  grep -E "^[a-z_]+/|geomean|^worker time|^numerics" "$OUT/largest_$1.txt" | cut -c1-160
+}
+[[ "${PORTBENCH_CORPUS_TRITON:-1}" != 0 ]] && time_largest triton Triton
+# CUDA C++ has rms_norm and layer_norm: the hand-written ceiling for those.
+[[ "${PORTBENCH_CORPUS_CUDA:-1}" != 0 && -d bundles-tilegym/cuda_cpp ]] && time_largest cuda_cpp "CUDA C++"
 
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)

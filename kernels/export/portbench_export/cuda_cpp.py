@@ -105,7 +105,8 @@ def layer_norm_block(n: int, size: int, vpt: int | None = None) -> tuple[str, in
                               f"{'vectors' if pack == 'v' else 'elements'} per thread")
     elif vpt not in LAYER_NORM_VPT:
         raise Unsupported(f"vectors_per_thread={vpt} is not one of {LAYER_NORM_VPT}")
-    threads = max(32, -(-(-(-packs // vpt)) // 32) * 32)
+    per_block = -(-packs // vpt)                    # threads needed, then whole warps
+    threads = max(32, -(-per_block // 32) * 32)
     if threads > LAYER_NORM_MAX_THREADS:
         raise Unsupported(f"n={n} with {vpt} per thread needs {threads} threads "
                           f"(max {LAYER_NORM_MAX_THREADS})")
