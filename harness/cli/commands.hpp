@@ -19,6 +19,8 @@ command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
+command_action add_ir_diff_command(CLI::App& app);
+command_action add_diagnose_command(CLI::App& app);
 
 /// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);
