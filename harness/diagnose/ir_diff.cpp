@@ -69,10 +69,14 @@ void compare_hint_maps(const std::map<std::string, std::string>& ref, const std:
   }
 }
 
-/// Pairs what is identical first, then the rest in program order within `group`; calls
-/// `pair(ref, port)` for each non-identical pair and `alone` for what has no counterpart.
-template <typename T, typename Group, typename Pair, typename Alone>
-void match(const std::vector<T>& ref, const std::vector<T>& port, Group group, Pair pair, Alone alone) {
+int no_score(const void*, const void*) { return 0; }
+
+/// Pairs what is identical first, then the rest within `group`, the closest by `score` (first
+/// in program order among equals); calls `pair(ref, port)` for each non-identical pair and
+/// `alone` for what has no counterpart.
+template <typename T, typename Group, typename Pair, typename Alone, typename Score = int (*)(const void*, const void*)>
+void match(const std::vector<T>& ref, const std::vector<T>& port, Group group, Pair pair, Alone alone,
+           Score score = no_score) {
   std::vector<bool> used_ref(ref.size()), used_port(port.size());
   for (std::size_t i = 0; i < ref.size(); ++i) {
     for (std::size_t j = 0; j < port.size(); ++j) {
@@ -84,12 +88,16 @@ void match(const std::vector<T>& ref, const std::vector<T>& port, Group group, P
   }
   for (std::size_t i = 0; i < ref.size(); ++i) {
     if (used_ref[i]) continue;
+    std::size_t best = port.size();
+    int best_score = -1;
     for (std::size_t j = 0; j < port.size(); ++j) {
-      if (!used_port[j] && group(ref[i]) == group(port[j])) {
-        used_ref[i] = used_port[j] = true;
-        pair(ref[i], port[j]);
-        break;
-      }
+      if (used_port[j] || group(ref[i]) != group(port[j])) continue;
+      int s = score(&ref[i], &port[j]);
+      if (s > best_score) best = j, best_score = s;
+    }
+    if (best < port.size()) {
+      used_ref[i] = used_port[best] = true;
+      pair(ref[i], port[best]);
     }
   }
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -119,6 +127,13 @@ void compare_memory(const region_model& ref, const region_model& port, const std
       },
       [&](const memory_access* a, const memory_access* b) {
         c.add(difference_kind::memory, severity::structural, where, a ? a->describe() : "", b ? b->describe() : "");
+      },
+      [](const void* x, const void* y) {
+        // Likely the same tensor: same element type, padding and tile rank.
+        const auto& a = *static_cast<const memory_access*>(x);
+        const auto& b = *static_cast<const memory_access*>(y);
+        auto rank = [](const std::string& t) { return std::count(t.begin(), t.end(), 'x'); };
+        return 4 * (a.element == b.element) + 2 * (a.padding == b.padding) + (rank(a.tile) == rank(b.tile));
       });
 }
 
