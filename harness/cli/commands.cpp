@@ -27,6 +27,7 @@ int run(int argc, char** argv) {
   add(&add_merge_command);
   add(&add_export_gbench_command);
   add(&add_ir_diff_command);
+  add(&add_diagnose_command);
 
   try {
     app.parse(argc, argv);
