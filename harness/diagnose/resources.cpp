@@ -23,7 +23,7 @@ launch_resources resources_of(const bundle::cubin_entry& e, const bundle::launch
   r.tile_ir = e.tile_ir;
   r.static_shared = e.static_shared_bytes;
   r.dynamic_shared = l.shared_bytes;
-  r.local_bytes = e.frame_bytes + e.min_stack_bytes;
+  r.local_bytes = std::max(e.frame_bytes, e.min_stack_bytes);   // the stack includes the frame
   r.barriers = e.barriers;
   r.mbarriers = e.mbarriers;
   auto product = [](const std::array<unsigned, 3>& v) { return static_cast<std::int64_t>(v[0]) * v[1] * v[2]; };

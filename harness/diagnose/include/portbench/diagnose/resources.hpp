@@ -18,7 +18,7 @@ struct launch_resources {
   int threads_per_cta = 0;       ///< the cubin's required block for Tile IR, else the launch's block
   std::int64_t static_shared = 0;
   std::int64_t dynamic_shared = 0;
-  int local_bytes = 0;           ///< frame + stack per thread: local memory (spills land here)
+  int local_bytes = 0;           ///< max(frame, stack) per thread: local memory (spills land here)
   int barriers = 0, mbarriers = 0;
   bool tile_ir = false;
   int ctas_per_sm = 0;           ///< resident CTAs per SM
