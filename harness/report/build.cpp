@@ -50,6 +50,7 @@ config_row make_row(const store::config_results& c) {
   config_row row;
   row.id = c.info.id;
   row.op = c.info.op;
+  row.params_json = c.info.params_json;
   row.reference = summarize_role(c.find(store::role::reference));
   row.port = summarize_role(c.find(store::role::port));
   row.paired = row.reference.timed_runs > 0 && row.port.timed_runs > 0;

@@ -50,6 +50,7 @@ struct role_summary {
 struct config_row {
   std::string id;
   std::string op;
+  std::string params_json;  ///< the configuration's parameters (bytes and flops come from them)
   role_summary reference;
   role_summary port;
   bool paired = false;  ///< both sides have at least one timed run
