@@ -61,6 +61,8 @@ command_action add_diagnose_command(CLI::App& app) {
   sub->add_option("--sass-cache", o->sass_cache, "Cache of SASS mixes by cubin sha256 (default ~/.cache/portbench/sass)");
   sub->add_flag("--no-sass-cache", o->no_cache, "Disassemble every cubin again");
   sub->add_flag("--no-sass", o->no_sass, "Skip the SASS mix");
+  sub->add_option("--sass-limit", o->diag.sass_limit,
+                  "Disassemble for the slowest N configurations (default 16; 0: all); the rest use the cache only");
   sub->add_option("--roof-fraction", o->diag.roof_fraction, "BELOW_ROOFLINE under this share of the roof (default 0.8)")
       ->check(CLI::Range(0.0, 1.0));
   return [o] { return run_diagnose(*o); };

@@ -71,7 +71,8 @@ side_source read_side(bundle_locator& loc, const std::string& role, const std::s
   return src;
 }
 
-void attach_sass(const bundle::bundle& b, side_diagnosis& side, const sass_reader* reader, const std::string& absent) {
+void attach_sass(const bundle::bundle& b, side_diagnosis& side, const sass_reader* reader, const std::string& absent,
+                 const std::string& beyond) {
   for (auto& l : side.launches) {
     if (reader == nullptr) {
       l.sass_note = absent;
@@ -82,7 +83,7 @@ void attach_sass(const bundle::bundle& b, side_diagnosis& side, const sass_reade
       l.sass = *m;
       side.tensor = side.tensor || m->count(sass_class::tensor) > 0;
     } else {
-      l.sass_note = why;
+      l.sass_note = why == "cubin not disassembled" && !beyond.empty() ? beyond : why;
     }
   }
 }
@@ -156,23 +157,31 @@ diagnosis diagnose_results(const store::results_file& results, const diagnose_op
   // Every cubin of every selected side in one batch: nvdisasm's start-up dominates.
   std::optional<sass_reader> reader;
   std::string absent = "SASS mix not computed (--no-sass)";
+  std::string beyond;
   if (opts.sass && !d.configs.empty()) {
     std::string searched;
     if (auto tool = find_sass_tool(opts.nvdisasm, &searched)) {
       reader.emplace(*tool, opts.sass_opts);
-      std::vector<std::pair<std::string, fs::path>> cubins;
-      for (const auto& [rs, ps] : sources) {
-        for (const auto* src : {&rs, &ps}) {
+      std::vector<std::pair<std::string, fs::path>> first, rest;
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        bool within = opts.sass_limit == 0 || i < opts.sass_limit;
+        for (const auto* src : {&sources[i].first, &sources[i].second}) {
           if (src->plan == nullptr) continue;
           for (const auto& l : src->plan->launches) {
             const auto& c = src->loaded->cubin(l.cubin);
-            cubins.emplace_back(c.ref.sha256, c.path);
+            (within ? first : rest).emplace_back(c.ref.sha256, c.path);
           }
         }
       }
-      reader->load(cubins);
+      reader->load(first);
+      reader->load(rest, false);
       d.sass_tool = fmt::format("{} ({}); {} cubin(s) disassembled, {} from the cache", tool->path.string(),
                                 tool->version, reader->disassembled(), reader->cached());
+      if (!rest.empty()) {
+        d.sass_tool += fmt::format("; beyond the {} slowest configurations only cached mixes (--sass-limit)", opts.sass_limit);
+        beyond = fmt::format("SASS mix left out: beyond the {} slowest configurations (--sass-limit 0 takes all)",
+                             opts.sass_limit);
+      }
     } else {
       absent = "SASS mix unavailable: no nvdisasm found (looked in " + searched + ")";
       d.sass_tool = absent;
@@ -185,8 +194,8 @@ diagnosis diagnose_results(const store::results_file& results, const diagnose_op
   for (std::size_t i = 0; i < d.configs.size(); ++i) {
     auto& cd = d.configs[i];
     const auto& [rs, ps] = sources[i];
-    if (rs.plan != nullptr) attach_sass(*rs.loaded, cd.reference, reader ? &*reader : nullptr, absent);
-    if (ps.plan != nullptr) attach_sass(*ps.loaded, cd.port, reader ? &*reader : nullptr, absent);
+    if (rs.plan != nullptr) attach_sass(*rs.loaded, cd.reference, reader ? &*reader : nullptr, absent, beyond);
+    if (ps.plan != nullptr) attach_sass(*ps.loaded, cd.port, reader ? &*reader : nullptr, absent, beyond);
     if (rs.plan != nullptr && ps.plan != nullptr) {
       try {
         cd.ir = diff_config(rs.loaded->plan, *rs.plan, ps.loaded->plan, *ps.plan, ir);

@@ -226,13 +226,13 @@ void append_search_order(std::vector<fs::path>& candidates) {
 
 sass_reader::sass_reader(sass_tool tool, sass_options opts) : m_tool(std::move(tool)), m_opts(std::move(opts)) {}
 
-void sass_reader::load(const std::vector<std::pair<std::string, fs::path>>& sha_and_path) {
+void sass_reader::load(const std::vector<std::pair<std::string, fs::path>>& sha_and_path, bool disassemble) {
   std::string key = fnv_hex(m_tool.version);
   std::vector<std::pair<std::string, fs::path>> todo;
   std::map<std::string, bool> seen;
   for (const auto& [sha, path] : sha_and_path) {
     if (m_mixes.count(sha) || m_errors.count(sha) || seen[sha]) continue;
-    seen[sha] = true;
+    if (disassemble) seen[sha] = true;
     if (!m_opts.cache_dir.empty()) {
       fs::path cached = m_opts.cache_dir / (sha + "." + key + ".json");
       auto j = nlohmann::json::parse(slurp(cached), nullptr, false);
@@ -246,7 +246,7 @@ void sass_reader::load(const std::vector<std::pair<std::string, fs::path>>& sha_
         }
       }
     }
-    todo.emplace_back(sha, path);
+    if (disassemble) todo.emplace_back(sha, path);
   }
   if (todo.empty()) return;
   unsigned jobs = m_opts.jobs ? m_opts.jobs : std::max(1u, std::thread::hardware_concurrency());

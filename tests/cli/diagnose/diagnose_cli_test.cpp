@@ -163,6 +163,22 @@ TEST_F(DiagnoseCli, WithoutTheDisassemblerItStillRunsAndSaysSo) {
   EXPECT_FALSE(va["findings"].empty());   // the Tile IR and the roofline still speak
 }
 
+TEST_F(DiagnoseCli, SassLimitBoundsTheDisassemblyToTheSlowest) {
+  auto doc = diagnose_json({"--gate", "1.5", "--sass-limit", "1", "--sass-cache", (s_dir / "sass-limit").string()});
+  ASSERT_EQ(doc["configs"].size(), 20u);
+  EXPECT_FALSE(doc["configs"][0]["port"]["launches"][0]["sass"].is_null());   // the slowest
+  int left_out = 0;
+  for (std::size_t i = 1; i < doc["configs"].size(); ++i) {
+    for (const auto& l : doc["configs"][i]["port"]["launches"]) {
+      if (l["sass"].is_null()) {
+        ++left_out;
+        EXPECT_NE(l["sass_note"].get<std::string>().find("--sass-limit"), std::string::npos) << l["sass_note"];
+      }
+    }
+  }
+  EXPECT_GT(left_out, 10);
+}
+
 TEST_F(DiagnoseCli, MovedBundlesAreFoundWithBundlesAndChangedManifestsAreNoted) {
   fs::path moved = s_dir / "moved", original = s_dir / "original";
   fs::remove_all(moved);

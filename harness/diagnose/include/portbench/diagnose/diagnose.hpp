@@ -25,6 +25,9 @@ struct diagnose_options {
   bool sass = true;                           ///< disassemble (needs nvdisasm)
   std::string nvdisasm;                       ///< explicit tool path
   sass_options sass_opts;
+  /// Disassemble for the slowest this many configurations (0: all); the others take what the
+  /// SASS cache holds. nvdisasm costs about 0.4 s of CPU per cubin.
+  std::size_t sass_limit = 16;
   double roof_fraction = 0.8;                 ///< BELOW_ROOFLINE under this share of the roof
   double small_ns = 10000;                    ///< below this the port is LAUNCH_BOUND, not measured against the roof
 };

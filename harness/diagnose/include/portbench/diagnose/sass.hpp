@@ -70,8 +70,9 @@ struct sass_options {
 class sass_reader {
  public:
   sass_reader(sass_tool tool, sass_options opts);
-  /// Disassembles every cubin not yet known, several at a time.
-  void load(const std::vector<std::pair<std::string, std::filesystem::path>>& sha_and_path);
+  /// Disassembles every cubin not yet known, several at a time; with `disassemble` false only
+  /// what the cache already holds is taken.
+  void load(const std::vector<std::pair<std::string, std::filesystem::path>>& sha_and_path, bool disassemble = true);
   /// The mix of `function` in the cubin with this sha256, or nullptr with `why`.
   [[nodiscard]] const sass_mix* mix(const std::string& sha256, const std::string& function, std::string* why) const;
   [[nodiscard]] const sass_tool& tool() const noexcept { return m_tool; }
