@@ -105,12 +105,18 @@ std::vector<finding_item> find_findings(const config_diagnosis& c, const device_
     int ref_local = 0, port_local = 0;
     for (const auto& l : ref.launches) ref_local = std::max(ref_local, l.resources.local_bytes);
     for (const auto& l : port.launches) port_local = std::max(port_local, l.resources.local_bytes);
-    int ref_spills = ref_sass ? ref_sass->count(sass_class::local) : 0;
-    int port_spills = port_sass ? port_sass->count(sass_class::local) : 0;
-    if (port_local > ref_local || port_spills > ref_spills) {
-      out.push_back({std::string(finding::register_spill), 0.85,
-                     fmt::format("port: {} bytes of local memory per thread, LDL/STL x{}; reference: {} bytes, x{}",
-                                 port_local, port_spills, ref_local, ref_spills)});
+    // With SASS the spill instructions are the evidence (local memory may be a stack frame the
+    // code barely touches); without it, the local memory itself.
+    bool have_sass = ref_sass && port_sass;
+    int ref_spills = have_sass ? ref_sass->count(sass_class::local) : 0;
+    int port_spills = have_sass ? port_sass->count(sass_class::local) : 0;
+    bool spills = have_sass ? port_spills > ref_spills : port_local > ref_local;
+    if (spills) {
+      double weight = have_sass ? std::min(1.0, (port_spills - ref_spills) / 32.0) : 0.5;
+      out.push_back({std::string(finding::register_spill), 0.4 + 0.45 * weight,
+                     fmt::format("port: {} bytes of local memory per thread, LDL/STL x{}; reference: {} bytes, x{}{}",
+                                 port_local, port_spills, ref_local, ref_spills,
+                                 have_sass ? "" : " (no SASS: local memory only)")});
     }
     const auto* rm = main_launch(ref);
     const auto* pm = main_launch(port);
@@ -161,7 +167,7 @@ std::vector<finding_item> find_findings(const config_diagnosis& c, const device_
                                port.best_ns / 1e3, ref.best_ns / 1e3, opts.small_ns / 1e3)});
   } else if (port.roof && port.roof->fraction_of_roof < opts.roof_fraction) {
     double gap = ref.roof ? ref.roof->fraction_of_roof - port.roof->fraction_of_roof : 0;
-    out.push_back({std::string(finding::below_roofline), 0.15 + std::clamp(gap, 0.0, 0.5),
+    out.push_back({std::string(finding::below_roofline), 0.1 + 0.2 * std::clamp(gap, 0.0, 0.5),
                    fmt::format("port {}{}; reference {}", roof_text(*port.roof, d),
                                port.roof->memory_bound ? fmt::format(" (memory-bound, {:.2f} flop/B)", port.roof->intensity)
                                                        : std::string(" (compute-bound)"),
