@@ -129,6 +129,17 @@ config_ir_diff diff_config(const bundle::manifest& ref, const bundle::config_pla
   return out;
 }
 
+std::vector<const tile_ir::function*> plan_entries(const bundle::manifest& m, const bundle::config_plan& plan,
+                                                 ir_cache& cache) {
+  std::vector<const tile_ir::function*> out;
+  for (const auto& l : plan.launches) {
+    launch_ir info;
+    std::string why;
+    out.push_back(find_entry(m, l, cache, info, why));
+  }
+  return out;
+}
+
 std::vector<bundle_ir_diff> diff_bundles(const fs::path& ref, const fs::path& port, const ir_diff_options& opts) {
   std::regex filter;
   try {

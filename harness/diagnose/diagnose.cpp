@@ -196,6 +196,23 @@ diagnosis diagnose_results(const store::results_file& results, const diagnose_op
     const auto& [rs, ps] = sources[i];
     if (rs.plan != nullptr) attach_sass(*rs.loaded, cd.reference, reader ? &*reader : nullptr, absent, beyond);
     if (ps.plan != nullptr) attach_sass(*ps.loaded, cd.port, reader ? &*reader : nullptr, absent, beyond);
+    for (auto [src, side] : {std::pair{&rs, &cd.reference}, std::pair{&ps, &cd.port}}) {
+      if (src->plan == nullptr) continue;
+      try {
+        auto fns = plan_entries(src->loaded->plan, *src->plan, ir);
+        side->tile_ir = !fns.empty();
+        for (const auto* f : fns) {
+          if (f == nullptr) {
+            side->tile_ir = false;
+            continue;
+          }
+          auto r = reread_tensors(normalise(*f));
+          side->rereads.insert(side->rereads.end(), r.begin(), r.end());
+        }
+      } catch (const std::exception& e) {
+        cd.notes.push_back(side->role + " Tile IR unreadable: " + e.what());
+      }
+    }
     if (rs.plan != nullptr && ps.plan != nullptr) {
       try {
         cd.ir = diff_config(rs.loaded->plan, *rs.plan, ps.loaded->plan, *ps.plan, ir);

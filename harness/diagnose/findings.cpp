@@ -160,6 +160,17 @@ std::vector<finding_item> find_findings(const config_diagnosis& c, const device_
     }
   }
   from_ir(c, out);
+  // A port that reads an input in two passes moves more bytes than one that reads it once.
+  if (port.tile_ir && !port.rereads.empty() && (!ref.tile_ir || port.rereads.size() > ref.rereads.size())) {
+    std::string list;
+    for (const auto& r : port.rereads) list += (list.empty() ? "" : "; ") + r;
+    out.push_back({std::string(finding::rereads_input), 0.55,
+                   "port Tile IR: " + list + "; reference: " +
+                       (ref.tile_ir ? (ref.rereads.empty() ? std::string("every input loaded in one region")
+                                                           : std::to_string(ref.rereads.size()) + " such input(s)")
+                                    : std::string("no Tile IR (its SASS: global loads ") +
+                                          (side_sass(ref) ? side_sass(ref)->widths_text(true) : std::string("n/a")) + ")")});
+  }
   if (port.best_ns < opts.small_ns) {
     out.push_back({std::string(finding::launch_bound), 0.35,
                    fmt::format("port {:.2f} us, reference {:.2f} us: below {:.0f} us launch latency and the last "

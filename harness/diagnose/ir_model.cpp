@@ -262,13 +262,42 @@ std::string combiner_of(const tile_ir::operation& op) {
   return out;
 }
 
-void build(const tile_ir::region& r, const use_counter& uc, region_model& out) {
+/// Which entry argument each view or pointer value comes from: make_tensor_view's base pointer,
+/// through assume, make_partition_view and other single-source plumbing ops.
+using roots = std::map<std::string, std::string>;
+
+void trace_roots(const tile_ir::region& r, roots& root) {
+  for (const auto& op : r.ops) {
+    bool passes = op.name == "assume" || op.name == "make_tensor_view" || op.name == "make_partition_view";
+    if (passes && !op.operands.empty() && op.results.size() == 1) {
+      // assume's predicate operands come first only for pointers it wraps: take the first
+      // operand whose root is known.
+      for (const auto& u : op.operands) {
+        if (auto it = root.find(u.name); it != root.end()) {
+          root[op.results[0]] = it->second;
+          break;
+        }
+      }
+    }
+    for (const auto& sub : op.regions) trace_roots(sub, root);
+  }
+}
+
+std::string tensor_of(const tile_ir::operation& op, const roots& root) {
+  for (const auto& u : op.operands) {
+    if (auto it = root.find(u.name); it != root.end()) return it->second;
+  }
+  return {};
+}
+
+void build(const tile_ir::region& r, const use_counter& uc, region_model& out, const roots& root) {
   for (const auto& op : r.ops) {
     if (uc.dead.count(&op) != 0) continue;
     op_class c = classify(op);
     switch (c) {
       case op_class::memory:
         out.memory.push_back(memory_of(op));
+        out.memory.back().tensor = tensor_of(op, root);
         break;
       case op_class::reduction: {
         reduction_info red;
@@ -292,7 +321,7 @@ void build(const tile_ir::region& r, const use_counter& uc, region_model& out) {
           region_model child;
           child.label = op.name + "(" + std::to_string(op.results.size()) + " results)";
           if (op.regions.size() > 1) child.label += "." + std::to_string(&sub - op.regions.data());
-          build(sub, uc, child);
+          build(sub, uc, child, root);
           out.children.push_back(std::move(child));
         }
         break;
@@ -386,6 +415,30 @@ std::string reduction_info::describe() const {
   return op + " " + dims + " identities=[" + identities + "] of " + input + " by " + combiner;
 }
 
+namespace {
+void collect_loads(const region_model& r, const std::string& path, std::map<std::string, std::vector<std::string>>& by_tensor) {
+  for (const auto& m : r.memory) {
+    if (m.direction != "load" || m.tensor.empty()) continue;
+    auto& paths = by_tensor[m.tensor];
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  }
+  for (const auto& c : r.children) collect_loads(c, path + "/" + c.label, by_tensor);
+}
+}  // namespace
+
+std::vector<std::string> reread_tensors(const function_model& f) {
+  std::map<std::string, std::vector<std::string>> by_tensor;
+  collect_loads(f.body, f.body.label, by_tensor);
+  std::vector<std::string> out;
+  for (const auto& [tensor, paths] : by_tensor) {
+    if (paths.size() < 2) continue;
+    std::string where;
+    for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
+    out.push_back(tensor + " loaded in " + std::to_string(paths.size()) + " regions (" + where + ")");
+  }
+  return out;
+}
+
 std::string region_model::shape() const {
   std::string s = label + "{";
   for (std::size_t i = 0; i < children.size(); ++i) s += (i ? " " : "") + children[i].shape();
@@ -403,7 +456,10 @@ function_model normalise(const tile_ir::function& f) {
   }
   m.dead_ops = static_cast<int>(uc.dead.size());
   m.body.label = "entry";
-  build(f.body, uc, m.body);
+  roots root;
+  for (std::size_t i = 0; i < f.body.arguments.size(); ++i) root[f.body.arguments[i]] = "argument " + std::to_string(i);
+  trace_roots(f.body, root);
+  build(f.body, uc, m.body, root);
   return m;
 }
 

@@ -216,6 +216,24 @@ TEST_F(DiagnoseCli, MovedBundlesAreFoundWithBundlesAndChangedManifestsAreNoted) 
             std::string::npos);
 }
 
+TEST_F(DiagnoseCli, ACudaCppReferenceWithoutTileIrStillShowsThePortsSecondRead) {
+  auto o = real_options();
+  o.reference_frontend = "cuda_cpp";
+  o.port_frontend = "cutile_python";
+  o.slow_regex = "m=30000";
+  fs::path file = s_dir / "cuda_ref.h5";
+  write_synthetic(file, o);
+  auto r = portbench({"diagnose", file.string(), "--format", "json", "--sass-cache", (s_dir / "sass").string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["configs"].size(), 1u);
+  const auto& c = doc["configs"][0];
+  EXPECT_NE(c["ir_diff"]["reason"].get<std::string>().find("has no Tile IR text"), std::string::npos);
+  ASSERT_FALSE(c["findings"].empty());
+  EXPECT_EQ(c["findings"][0]["tag"], "REREADS_INPUT") << c["findings"].dump();
+  EXPECT_NE(c["findings"][0]["evidence"].get<std::string>().find("argument 0 loaded in"), std::string::npos);
+}
+
 TEST_F(DiagnoseCli, BadInputIsOneLineAndExitTwo) {
   auto r = portbench({"diagnose", (s_dir / "missing.h5").string()});
   EXPECT_EQ(r.rc, 2);

@@ -198,6 +198,27 @@ TEST(IrDiff, CrossFrontEndRmsNormDiffersOnlyInNotes) {
   ASSERT_NE(find_kind(r, difference_kind::signature), nullptr);
 }
 
+TEST(IrModel, AnInputReadInTwoPassesIsNamed) {
+  // The looping layer_norm reads x (its first argument, the manifest's first ptr) once for the
+  // statistics and again to normalise; the one-tile kernel holds the row and reads it once.
+  const char* loop_id = "layer_norm_legacy/dtype=float16,eps=1e-05,m=333,n=16384,variant=layer_norm_legacy,weight_shift=0";
+  const char* single_id = "layer_norm_legacy/dtype=float16,eps=1e-05,m=1024,n=1024,variant=layer_norm_legacy,weight_shift=0";
+  auto m = bundle::parse_manifest(bundle_root() / "cutile_python" / "layer_norm_legacy" / "manifest.json");
+  for (const auto& plan : m.configs) {
+    if (plan.config.id() != loop_id) continue;
+    const auto& p0 = plan.launches.at(0).params.at(0);
+    EXPECT_EQ(p0.kind, bundle::param_kind::ptr);
+    EXPECT_EQ(p0.tensor, "x");
+  }
+  for (const char* fe : {"cutile_python", "cutile_rust"}) {
+    auto rereads = reread_tensors(normalise(load(entry_of(fe, "layer_norm_legacy", loop_id))));
+    ASSERT_EQ(rereads.size(), 1u) << fe;
+    EXPECT_EQ(rereads[0].rfind("argument 0 loaded in ", 0), 0u) << rereads[0];
+    EXPECT_NE(rereads[0].find("entry/for(0 results)"), std::string::npos) << rereads[0];
+    EXPECT_TRUE(reread_tensors(normalise(load(entry_of(fe, "layer_norm_legacy", single_id)))).empty()) << fe;
+  }
+}
+
 TEST(TileIrParse, BadTextNamesTheLine) {
   try {
     (void)tile_ir::parse("entry @k(%a: tile<i32>) {\n  %0 = addi %a, %a : tile<i32>\n", "k.tileir.txt");

@@ -56,6 +56,10 @@ struct ir_diff_options {
                                          const bundle::manifest& port, const bundle::config_plan& port_plan,
                                          ir_cache& cache);
 
+/// Each launch's Tile IR entry, nullptr for a launch whose cubin has none.
+[[nodiscard]] std::vector<const tile_ir::function*> plan_entries(const bundle::manifest& m, const bundle::config_plan& plan,
+                                                                 ir_cache& cache);
+
 /// Two bundles (folders with manifest.json), or two folders of bundles paired by operator.
 /// Throws bundle::bundle_error / tile_ir::parse_error / std::runtime_error on bad input (no
 /// configuration in common, no bundle in a folder, a bad regex).

@@ -48,6 +48,8 @@ struct side_diagnosis {
   std::vector<launch_diagnosis> launches;
   std::optional<roofline_point> roof;
   bool tensor = false;     ///< its SASS has tensor-core ops (the compute roof is the tensor peak)
+  bool tile_ir = false;    ///< every launch has Tile IR text
+  std::vector<std::string> rereads;   ///< tensors its Tile IR loads in more than one region
   std::string problem;     ///< why it could not be diagnosed ("" when it was)
 };
 

@@ -31,8 +31,10 @@ struct memory_access {
   std::string padding;      ///< padding value of the view, e.g. "zero"
   std::map<std::string, std::string> hints;   ///< e.g. latency, allow_tma
   std::string op;           ///< op name
+  std::string tensor;       ///< the entry argument it reaches, e.g. "argument 0" ("" if untraced)
   int line = 0;
-  [[nodiscard]] std::string describe() const;   ///< "load view weak 8x1024xf16 padding=zero"
+  /// "load view weak 8x1024xf16 padding=zero" (not the argument: front ends order them differently)
+  [[nodiscard]] std::string describe() const;
 };
 
 struct reduction_info {
@@ -81,6 +83,10 @@ struct function_model {
 /// Normalises one entry: dead pure ops removed (to a fixpoint), plumbing dropped, facts per
 /// region. Hints: the `default` set overridden by architecture-specific sets (sm_*).
 [[nodiscard]] function_model normalise(const tile_ir::function& f);
+
+/// Tensors the entry loads in more than one region (a first pass and a second over the same
+/// input: the input is read from memory twice), e.g. "argument 0 loaded in 2 regions (...)".
+[[nodiscard]] std::vector<std::string> reread_tensors(const function_model& f);
 
 /// Rounding-mode attribute values that mean the default (round to nearest even) are dropped.
 [[nodiscard]] std::string rounding_of(const tile_ir::operation& op);

@@ -61,6 +61,7 @@ inline constexpr std::string_view loop_nest_differs = "LOOP_NEST_DIFFERS";
 inline constexpr std::string_view tile_shape_differs = "TILE_SHAPE_DIFFERS";
 inline constexpr std::string_view hint_differs = "HINT_DIFFERS";
 inline constexpr std::string_view memory_ops_differ = "MEMORY_OPS_DIFFER";
+inline constexpr std::string_view rereads_input = "REREADS_INPUT";
 inline constexpr std::string_view rounding_differs = "ROUNDING_DIFFERS";
 inline constexpr std::string_view more_instructions = "MORE_INSTRUCTIONS";
 inline constexpr std::string_view launch_bound = "LAUNCH_BOUND";
