@@ -68,6 +68,14 @@ if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
     bash scripts/tune_variants.sh time "$d" "$ROOT/$BIN" 2>&1 | tee -a "$OUT/tune.txt"
   done
 fi
+if [[ -n "${PORTBENCH_RUST_VARIANTS:-}" && -d bundles-tilegym ]]; then
+  # Every cuTile Rust tuning variant against ${PORTBENCH_RV_REF:-bundles-tilegym/tilegym}, and
+  # the tuning record that picks the fastest per configuration (docs/cutile-rust.md).
+  echo "== cuTile Rust tuning variants (scripts/time_rust_variants.sh) =="
+  bash scripts/time_rust_variants.sh "$OUT/rust_variants" "${PORTBENCH_RUST_VARIANTS_RUNS:-2}" 2>&1 \
+    | tee "$OUT/rust_variants.txt" | tail -80
+  cp "$OUT"/rust_variants/cutile_rust-*.json "$FINAL"/ 2>/dev/null
+fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
   bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40

@@ -106,7 +106,12 @@ def record(args: argparse.Namespace) -> None:
             if not rep_path.is_file():
                 print(f"{op} {name}: no report {rep_path} (not timed)", file=sys.stderr)
                 continue
-            rep = json.loads(rep_path.read_text())
+            try:
+                rep = json.loads(rep_path.read_text())
+            except json.JSONDecodeError as e:
+                print(f"{op} {name}: unreadable report {rep_path}: {e} (see {rep_path.with_suffix('.txt')})",
+                      file=sys.stderr)
+                continue
             rows = {c["id"]: c for c in rep["configs"]}
             for c in load_manifest(vdir)["configs"]:
                 cid = Config(0, op, c["params"]).id()

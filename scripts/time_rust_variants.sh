@@ -11,7 +11,8 @@
 # bundles-tilegym/cutile_rust), PORTBENCH_RV_OPS (default rope,silu_and_mul,dropout),
 # PORTBENCH_RV_SUITE (default configs/tilegym.json), PORTBENCH_RV_TIMEOUT (s per portbench run,
 # default 300), PORTBENCH_TARGET (the target's name goes into the record; default h200).
-# Writes OUTDIR/split/ (variant bundles), OUTDIR/<op>/<variant>.{h5,txt,json}, and
+# Writes OUTDIR/<op>/<variant>.{txt,json} (the run's table and its report; the .h5 files and the
+# split bundles are removed at the end unless PORTBENCH_RV_KEEP=1, so device logs stay small) and
 # OUTDIR/cutile_rust-<target>.json (the record; copy it to configs/tuning/ to keep it, then
 # re-export with `kernels/cutile_rust/export.sh SUITE DIR --tuning configs/tuning/...`).
 set -uo pipefail
@@ -43,7 +44,11 @@ for opdir in "$OUT"/split/*/; do
     geo=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["overall"]["geomean"]["estimate"], d["overall"]["paired"])' \
       "$OUT/$op/$v.json" 2>/dev/null)
     echo "$op $v: exit $rc, $(( $(date +%s) - start )) s, geomean port/ref and paired configurations: ${geo:-none}"
+    [[ "${PORTBENCH_RV_KEEP:-0}" == 1 ]] || rm -f "$OUT/$op/$v.h5"
   done
 done
 python3 scripts/rust_variants.py record "$OUT/split" "$OUT" "$OUT/cutile_rust-$TARGET.json" --target "$TARGET" \
   --reference "$REF" --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" --date "$(date -u +%F)"
+rc=$?
+[[ "${PORTBENCH_RV_KEEP:-0}" == 1 ]] || rm -rf "$OUT/split" "$cache"
+exit $rc

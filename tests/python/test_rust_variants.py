@@ -84,6 +84,10 @@ def test_split_and_record(tmp_path):
     _report(res / "dropout" / "t1024_nohint.json", [(P1, 100.0, 90.0, "PASS"), (P2, 400.0, 400.0, "PASS")])
     _report(res / "dropout" / "t4096_occ4.json", [(P1, 100.0, 95.0, "PASS"), (P2, 400.0, 300.0, "FAIL")])
     _report(res / "dropout" / "t2048_nohint.json", [(P2, 400.0, 320.0, "PASS")])
+    # A variant whose run failed before writing a report is left out, with a message.
+    (split / "dropout" / "t8192_nohint").mkdir()
+    (split / "dropout" / "t8192_nohint" / "manifest.json").write_text((split / "dropout" / "t2048_nohint" / "manifest.json").read_text())
+    (res / "dropout" / "t8192_nohint.json").write_text("")
     out = tmp_path / "rec.json"
     r = _run("record", str(split), str(res), str(out), "--target", "h200")
     assert r.returncode == 0, r.stderr
@@ -94,6 +98,7 @@ def test_split_and_record(tmp_path):
     assert (c1["variant"], c1["speedup_over_default"], c1["candidates"]) == ("t1024_nohint", 1.0, 2)
     assert (c2["variant"], c2["speedup_over_default"], c2["candidates"]) == ("t2048_nohint", 1.25, 2)
     assert "not a valid candidate" in r.stderr
+    assert "t8192_nohint: unreadable report" in r.stderr
     # default geomean sqrt(100/90 * 1) and best sqrt(100/90 * 400/320)
     assert "default 1.0541, best variant per configuration 1.1785" in r.stdout
 
