@@ -258,21 +258,24 @@ pub fn check_against_cubin(cubin: &Cubin, entry: &str, params: &[Param]) -> Resu
 }
 
 /// One launch plan as the manifest writes it (a configuration's chosen plan, or one of its
-/// `variants`): `{"tuning", "scratch", "launches"}`.
-pub fn plan_json(p: &Plan, cubin_file: &str, entry: &str, entry_params: &[EntryParam]) -> Value {
-    json!({
-        "tuning": Value::Object(p.tuning.clone()),
-        "scratch": [],
-        "launches": [{
-            "cubin": cubin_file,
-            "entry": entry,
-            "grid": p.grid,
-            "block": [1, 1, 1],
-            "shared_bytes": 0,
-            "cluster": [1, 1, 1],
-            "params": entry_params.iter().map(|e| e.param.to_json()).collect::<Vec<_>>(),
-        }],
-    })
+/// `variants`): `{"tuning", "scratch", "launches"}`, one launch per `(grid, parameters)` (the
+/// plan's first launch and its `extra_launches`), all of `entry` in `cubin_file`.
+pub fn plan_json(p: &Plan, cubin_file: &str, entry: &str, launches: &[([u32; 3], Vec<EntryParam>)]) -> Value {
+    let launches: Vec<Value> = launches
+        .iter()
+        .map(|(grid, entry_params)| {
+            json!({
+                "cubin": cubin_file,
+                "entry": entry,
+                "grid": grid,
+                "block": [1, 1, 1],
+                "shared_bytes": 0,
+                "cluster": [1, 1, 1],
+                "params": entry_params.iter().map(|e| e.param.to_json()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"tuning": Value::Object(p.tuning.clone()), "scratch": [], "launches": launches})
 }
 
 /// Where a configuration's chosen plan came from (`tuning.tuning_source`).
@@ -401,10 +404,16 @@ impl OpBundle<'_> {
             self.cubins.push(json!({"file": cubin_file, "sha256": sha256_hex(&bytes), "ir": [ir_file]}));
             self.built.insert(cubin_file.clone(), cubin);
         }
-        let params_list: Vec<Param> = entry_params.iter().map(|e| e.param.clone()).collect();
-        check_against_cubin(&self.built[&cubin_file], &compiled.entry, &params_list)
-            .with_context(|| format!("{op} {params} ({}): manifest parameters vs cubin", p.variant))?;
-        let mut pj = plan_json(p, &cubin_file, &compiled.entry, &entry_params);
+        let mut launches = vec![(p.grid, entry_params)];
+        launches.extend(p.extra_launches.iter().map(|l| (l.grid, abi::entry_params(&l.args))));
+        for (i, (_, ep)) in launches.iter().enumerate() {
+            abi::check_against_ir(ep, &ir_params)
+                .with_context(|| format!("{op} {params} ({}): launch {i}: Tile IR entry vs ABI model", p.variant))?;
+            let params_list: Vec<Param> = ep.iter().map(|e| e.param.clone()).collect();
+            check_against_cubin(&self.built[&cubin_file], &compiled.entry, &params_list)
+                .with_context(|| format!("{op} {params} ({}): launch {i}: manifest parameters vs cubin", p.variant))?;
+        }
+        let mut pj = plan_json(p, &cubin_file, &compiled.entry, &launches);
         if !compiled.launch_checks.is_empty() {
             pj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
         }
@@ -593,7 +602,7 @@ mod tests {
         let params = json!({"n": 1000003, "dtype": "float32"});
         let p = plan::plan("vector_add", &params, &Target::h200()).unwrap().unwrap();
         let e = abi::entry_params(&p.args);
-        let pj = plan_json(&p, "v.cubin", "vector_add_entry", &e);
+        let pj = plan_json(&p, "v.cubin", "vector_add_entry", &[(p.grid, e)]);
         let c = config_json(&params, &pj, &p.variant, &Source::Default("why".into()), &[(p.variant.clone(), pj.clone())]);
         assert_eq!(c["params"], params);
         assert_eq!(c["scratch"], json!([]));

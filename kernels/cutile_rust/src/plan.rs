@@ -105,6 +105,17 @@ pub struct Plan {
     pub occupancy: Option<i32>,
     /// tileiras `num_worker_warps_per_cta`, when the plan sets it.
     pub worker_warps: Option<i32>,
+    /// Further launches of the same entry after the first (`grid`, `args`), in order: a plan
+    /// that covers its tensors in parts (rope over batch groups when one launch's offsets would
+    /// overflow cutile-rs's i32 indices).
+    pub extra_launches: Vec<LaunchArgs>,
+}
+
+/// One more launch of a plan's entry.
+#[derive(Clone, Debug)]
+pub struct LaunchArgs {
+    pub grid: [u32; 3],
+    pub args: Vec<KernelArg>,
 }
 
 /// Tuning choices that replace the heuristics: a suite entry's `tuning` object, and the
@@ -430,7 +441,12 @@ fn tensor_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
 }
 
 fn view_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
-    KernelArg::View { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition }
+    view_arg_at(t, 0, partition)
+}
+
+/// [`view_arg`] of a view that starts `offset` elements into the tensor.
+fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
+    KernelArg::View { name: t.name.clone(), offset, shape: t.shape.clone(), strides: t.strides.clone(), partition }
 }
 
 fn spec_json(t: &TensorLayout) -> Value {
@@ -472,6 +488,7 @@ fn plan_vector_add(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("t{tile}"),
         occupancy: None,
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -525,6 +542,7 @@ fn plan_rms_norm(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("r{bm}_t{bn}"),
         occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -618,6 +636,7 @@ fn plan_layer_norm(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("r{bm}_t{bn}"),
         occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -654,6 +673,7 @@ fn plan_softmax(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("r{bm}"),
         occupancy: Some(rms_norm_occupancy(bm, bn)),
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -681,15 +701,18 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     ensure!(rd > 0 && rd <= d && rd % 2 == 0, "rope_dim = {rd} must be even and in (0, head_dim]");
     let half = rd / 2;
     ensure!(half & (half - 1) == 0, "rope rotates halves as whole tiles; rope_dim/2 = {half} is not a power of two");
-    // cutile-rs 0.5.0 passes shapes and strides as i32: the largest element offset must fit, so
-    // a tensor may hold up to 2^31 elements (tilegym's seq_len 65536 with 32 heads of 128). The
-    // H200 check of those configurations compares every element with fp64 (docs/cutile-rust.md).
-    for (what, h) in [("q", hq), ("k", hkv)] {
-        ensure!(
-            b.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e - 1 <= i32::MAX as i64),
-            "{what}'s largest element offset exceeds i32 (cutile-rs shapes and strides are i32)"
-        );
-    }
+    // cutile-rs 0.5.0 passes shapes and strides as i32: a view's largest element offset must
+    // fit, so one launch covers at most 2^31 elements of q and of k (tilegym's seq_len 65536 with
+    // 32 heads of 128; the H200 check of those compares every element with fp64). Larger
+    // tensors are covered by several launches over groups of `nb` batches, each seeing its
+    // group as a view that starts inside the tensors (manifest `ptr` offsets).
+    let fits = |nb: i64| {
+        [hq, hkv].iter().all(|&h| {
+            nb.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e - 1 <= i32::MAX as i64)
+        })
+    };
+    let nb = (1..=b).rev().find(|&nb| b % nb == 0 && fits(nb));
+    let nb = nb.context("one batch of q or k exceeds i32 offsets (cutile-rs shapes and strides are i32)")?;
     let bs = match o.block_rows {
         Some(r) => check_pow2("block_rows", r)?,
         None => ROPE_BLOCK_SEQ,
@@ -700,14 +723,24 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
         Compute::Io => elem,
     };
     let (hq_t, hk_t) = (pow2_ceil(hq), pow2_ceil(hkv));
-    // q, k: [B, H, S, D] views of [B, S, H, D] storage (reference/src/ops/rope.cpp).
+    // q, k: [B, H, S, D] views of [B, S, H, D] storage (reference/src/ops/rope.cpp); with batch
+    // groups, the [nb, ...] part of each tensor that one launch sees.
     let tensors = vec![
-        TensorLayout::strided("q", &[b, hq, s, d], &[s * hq * d, d, hq * d, 1], bytes),
-        TensorLayout::strided("k", &[b, hkv, s, d], &[s * hkv * d, d, hkv * d, 1], bytes),
-        TensorLayout::contiguous("cos", &[b, s, rd], bytes),
-        TensorLayout::contiguous("sin", &[b, s, rd], bytes),
+        TensorLayout::strided("q", &[nb, hq, s, d], &[s * hq * d, d, hq * d, 1], bytes),
+        TensorLayout::strided("k", &[nb, hkv, s, d], &[s * hkv * d, d, hkv * d, 1], bytes),
+        TensorLayout::contiguous("cos", &[nb, s, rd], bytes),
+        TensorLayout::contiguous("sin", &[nb, s, rd], bytes),
     ];
-    let args = tensors.iter().map(|t| tensor_arg(t, None)).collect();
+    let group_args = |g: i64| -> Vec<KernelArg> {
+        // Group g starts g*nb batches in: batch stride times that, per tensor.
+        tensors.iter().map(|t| view_arg_at(t, g * nb * t.strides[0], None)).collect()
+    };
+    let (args, extra_launches): (Vec<KernelArg>, Vec<LaunchArgs>) = if nb == b {
+        (tensors.iter().map(|t| tensor_arg(t, None)).collect(), Vec::new())
+    } else {
+        let grid = grid_of(&[s, nb], &[bs, 1])?;
+        (group_args(0), (1..b / nb).map(|g| LaunchArgs { grid, args: group_args(g) }).collect())
+    };
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!("rope"));
     tuning.insert("block_seq".into(), json!(bs));
@@ -717,16 +750,21 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     tuning.insert("compute".into(), json!(celem));
     tuning.insert("in_place".into(), json!("q and k are read and written only on their first rope_dim columns"));
     tuning.insert("cos_sin_read".into(), json!("both halves of rope_dim"));
+    if nb != b {
+        tuning.insert("batch_groups".into(), json!({"launches": b / nb, "batches_per_launch": nb,
+            "why": "one launch's largest element offset must fit i32 (cutile-rs shapes and strides are i32)"}));
+    }
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "rope",
         elem,
         generics: vec![elem.to_string(), celem.to_string(), hq_t.to_string(), hk_t.to_string(), bs.to_string(), half.to_string()],
-        grid: grid_of(&[s, b], &[bs, 1])?,
+        grid: grid_of(&[s, nb], &[bs, 1])?,
         stem: format!("rope_{elem}_c{celem}_hq{hq_t}_hk{hk_t}_bs{bs}_h{half}"),
         variant: format!("s{bs}_{}", compute.name()),
         occupancy: Some(ROPE_OCCUPANCY),
         worker_warps: None,
+        extra_launches,
         tensors,
         args,
         tuning,
@@ -800,6 +838,7 @@ fn plan_silu_and_mul(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("r{br}_t{bh}"),
         occupancy: Some(4),
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -851,6 +890,7 @@ fn plan_swiglu(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
         variant: format!("t{tile}"),
         occupancy: Some(4),
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -937,6 +977,7 @@ fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
         variant: format!("t{tile}"),
         occupancy: None,
         worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -1145,9 +1186,31 @@ mod tests {
         let p = plan("rope", &big, &H200).unwrap().unwrap();
         assert_eq!(p.tensors[0].strides[0], 65536 * 32 * 128);
         assert_eq!(p.grid, [65536, 8, 1]);
+        assert!(p.extra_launches.is_empty());
+        // q of 2^32 elements: two launches of 4 batches each, views that start inside q, k,
+        // cos and sin (ptr offsets), the same entry and grid.
         let wide = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 256, "partial_rotary_factor": 0.25, "dtype": "float16"});
-        let err = plan("rope", &wide, &H200).unwrap_err().to_string();
-        assert!(err.contains("q's largest element offset exceeds i32"), "{err}");
+        let p = plan("rope", &wide, &H200).unwrap().unwrap();
+        assert_eq!((p.grid, p.extra_launches.len()), ([65536, 4, 1], 1));
+        assert_eq!(p.extra_launches[0].grid, p.grid);
+        assert_eq!(p.tensors[0].shape, vec![4, 32, 65536, 256]);
+        assert_eq!(p.tuning["batch_groups"]["launches"], 2);
+        let first = crate::abi::entry_params(&p.args);
+        let second = crate::abi::entry_params(&p.extra_launches[0].args);
+        assert_eq!(first.len(), second.len());
+        assert_eq!(first[0].param, crate::abi::Param::Ptr { tensor: "q".into() });
+        let q_batch = 65536 * 32 * 256;
+        assert_eq!(second[0].param, crate::abi::Param::PtrAt { tensor: "q".into(), offset: 4 * q_batch });
+        assert_eq!(second[9].param, crate::abi::Param::PtrAt { tensor: "k".into(), offset: 4 * 65536 * 8 * 256 });
+        assert_eq!(second[18].param, crate::abi::Param::PtrAt { tensor: "cos".into(), offset: 4 * 65536 * 64 });
+        assert_eq!(second[25].param, crate::abi::Param::PtrAt { tensor: "sin".into(), offset: 4 * 65536 * 64 });
+        // The batch extent of each view is the group's, a literal; the largest offset of a view fits i32.
+        assert_eq!(literal(&second[1]), LitValue::Int(4));
+        assert!(4 * q_batch - 1 <= i32::MAX as i64 && 8 * q_batch - 1 > i32::MAX as i64);
+        // One batch too large for i32 offsets: refused.
+        let huge = json!({"bsz": 2, "seq_len": 1048576, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "dtype": "float16"});
+        let err = plan("rope", &huge, &H200).unwrap_err().to_string();
+        assert!(err.contains("exceeds i32 offsets"), "{err}");
         // rope_dim / 2 = 48 is not a power of two; odd rope_dim is refused.
         assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 96, "dtype": "float16"}), &H200).is_err());
         assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 64, "partial_rotary_factor": 0.0, "dtype": "float16"}), &H200).is_err());

@@ -85,7 +85,10 @@ fn param_from_json(p: &Value) -> Param {
     };
     let tensor = || p["tensor"].as_str().unwrap().to_string();
     match p["kind"].as_str().unwrap() {
-        "ptr" => Param::Ptr { tensor: tensor() },
+        "ptr" => match p.get("offset") {
+            Some(o) => Param::PtrAt { tensor: tensor(), offset: o.as_i64().unwrap() },
+            None => Param::Ptr { tensor: tensor() },
+        },
         "extent" => Param::Extent { tensor: tensor(), dim: p["dim"].as_u64().unwrap() as usize, ty: ty(p) },
         "stride" => Param::Stride { tensor: tensor(), dim: p["dim"].as_u64().unwrap() as usize, ty: ty(p) },
         "literal" => Param::Literal {
