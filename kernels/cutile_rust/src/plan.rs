@@ -375,7 +375,7 @@ pub fn alternatives(op: &str, params: &Value, t: &Target) -> Vec<Overrides> {
             let f32 = |occ| Overrides { compute: Some(Compute::F32), ..knobs(Some(1), None, occ) };
             vec![io(7), io(12), io(4), f32(4)]
         }
-        // tilegym's own shape (one row per block, the whole row, no hint: 250 registers for
+        // tilegym's own shape (one row per block, the whole row, no hint: 216 registers for
         // 8192 fp16 columns here, 85 in tilegym), the same with occupancy 4 (tileiras then fits
         // 128 registers without spilling), the default tiles at other occupancies and with 8
         // worker warps (tilegym sets 8 for rows over 2 KB when it autotunes), and the earlier
