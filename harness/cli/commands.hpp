@@ -19,6 +19,7 @@ command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
+command_action add_agent_command(CLI::App& app);
 
 /// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);
