@@ -74,7 +74,10 @@ struct reader {
 fs::path absolute_from(const fs::path& base, const std::string& p) {
   if (p.empty()) return {};
   fs::path path(p);
-  return (path.is_absolute() ? path : base / path).lexically_normal();
+  fs::path out = (path.is_absolute() ? path : base / path).lexically_normal();
+  // "a/b/.." normalises to "a/": no trailing separator, so "{root}/x" and comparisons work.
+  if (!out.has_filename() && out.has_relative_path()) out = out.parent_path();
+  return out;
 }
 
 // The built-in each stage may use.

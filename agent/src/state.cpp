@@ -44,6 +44,7 @@ json to_json(const pipeline_state& s) {
     doc["current"] = nullptr;
   }
   doc["stop"] = s.status == pipeline::stopped ? json{{"stage", s.stop_stage}, {"reason", s.stop_reason}} : json(nullptr);
+  doc["reason"] = s.stop_reason;   // why it ended (complete or stopped)
   return doc;
 }
 
@@ -69,6 +70,7 @@ pipeline_state state_from_json(const json& doc, const std::string& file) {
       r.started_utc = c.at("started_utc").get<std::string>();
       s.current = r;
     }
+    s.stop_reason = doc.value("reason", "");
     if (!doc.at("stop").is_null()) {
       s.stop_stage = doc["stop"].at("stage").get<std::string>();
       s.stop_reason = doc["stop"].at("reason").get<std::string>();

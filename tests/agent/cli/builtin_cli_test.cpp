@@ -68,7 +68,7 @@ ad::benchmark_inputs bench_in(const ad::report_summary& r, std::vector<std::stri
 }
 
 // The benchmark adapter on what `portbench report --format json` prints for a results file.
-class report_adapter : public agent_test {
+class agent_report_adapter : public agent_test {
  protected:
   ad::report_summary report_of(const std::vector<std::string>& synth_args) {
     fs::path h5 = dir / "results.h5";
@@ -88,7 +88,7 @@ class report_adapter : public agent_test {
   }
 };
 
-TEST_F(report_adapter, SlowPortIsInvestigateWithEveryConfigurationBelowTheGate) {
+TEST_F(agent_report_adapter, SlowPortIsInvestigateWithEveryConfigurationBelowTheGate) {
   auto r = report_of({"--configs", "6", "--operators", "1", "--runs", "2", "--exact", "--port-speed", "0.8",
                       "--port-speed-sd", "0.05"});
   ASSERT_EQ(r.configs.size(), 6u);
@@ -104,7 +104,7 @@ TEST_F(report_adapter, SlowPortIsInvestigateWithEveryConfigurationBelowTheGate) 
   }
 }
 
-TEST_F(report_adapter, FastPortIsDone) {
+TEST_F(agent_report_adapter, FastPortIsDone) {
   auto r = report_of({"--configs", "6", "--operators", "1", "--runs", "4", "--exact", "--port-speed", "1.2",
                       "--port-speed-sd", "0.02"});
   auto out = ad::benchmark_output(bench_in(r, ids(r), "parity"));
@@ -118,7 +118,7 @@ TEST_F(report_adapter, FastPortIsDone) {
   EXPECT_TRUE(missing["configs"].back()["ratio"].is_null());
 }
 
-TEST_F(report_adapter, FailedNumericsAreNotDoneUnderEitherRule) {
+TEST_F(agent_report_adapter, FailedNumericsAreNotDoneUnderEitherRule) {
   auto r = report_of({"--configs", "4", "--operators", "1", "--runs", "2", "--exact", "--port-speed", "1.2",
                       "--numerics", "FAIL"});
   for (const char* rule : {"parity", "geomean"}) {

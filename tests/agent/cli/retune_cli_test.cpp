@@ -12,7 +12,7 @@ namespace {
 
 const fs::path k_source = PORTBENCH_SOURCE_DIR;
 
-class retune_test : public agent_test {
+class agent_retune : public agent_test {
  protected:
   const std::string slow_id = "rms_norm/dtype=float16,m=256,n=1024";
   const std::string fine_id = "rms_norm/dtype=float16,m=512,n=1024";
@@ -49,7 +49,7 @@ class retune_test : public agent_test {
   }
 };
 
-TEST_F(retune_test, JobOverridesWithTheCutilePythonExporter) {
+TEST_F(agent_retune, JobOverridesWithTheCutilePythonExporter) {
   fs::path python = k_source / ".venv" / "bin" / "python";
   if (!fs::exists(python)) GTEST_SKIP() << "no .venv (scripts/setup.sh): the cuTile Python exporter cannot run";
   job["port"]["exporter"] = {python.string(), "-m", "portbench_export.cutile_python", "--suite", "{suite}", "--out", "{out}"};
@@ -92,7 +92,7 @@ TEST_F(retune_test, JobOverridesWithTheCutilePythonExporter) {
   EXPECT_EQ(runs, 3);
 }
 
-TEST_F(retune_test, ManifestVariantsSelectedThroughATuningRecord) {
+TEST_F(agent_retune, ManifestVariantsSelectedThroughATuningRecord) {
   job["port"]["exporter"] = {PORTBENCH_PYTHON3, (k_tests / "stages" / "variant_exporter.py").string(), "--suite",
                              "{suite}", "--out", "{out}", "--tuning", "{tuning}"};
   job["stages"]["translate"] = {{"builtin", "retune"}, {"timeout_s", 600}};
@@ -109,7 +109,7 @@ TEST_F(retune_test, ManifestVariantsSelectedThroughATuningRecord) {
   EXPECT_EQ(plan_of(port, {{"m", 512}, {"n", 1024}, {"dtype", "float16"}})["tuning"]["variant"], "t1024");
 }
 
-TEST_F(retune_test, NoFasterCandidateIsBlocked) {
+TEST_F(agent_retune, NoFasterCandidateIsBlocked) {
   job["port"]["exporter"] = {PORTBENCH_PYTHON3, (k_tests / "stages" / "variant_exporter.py").string(), "--suite",
                              "{suite}", "--out", "{out}", "--tuning", "{tuning}"};
   job["stages"]["translate"] = {{"builtin", "retune"}, {"timeout_s", 600}};
@@ -121,7 +121,7 @@ TEST_F(retune_test, NoFasterCandidateIsBlocked) {
   EXPECT_NE(translate_output(2)["reason"].get<std::string>().find("no candidate is faster"), std::string::npos);
 }
 
-TEST_F(retune_test, ExporterFailureIsFailCompile) {
+TEST_F(agent_retune, ExporterFailureIsFailCompile) {
   job["port"]["exporter"] = {PORTBENCH_PYTHON3, (k_tests / "stages" / "variant_exporter.py").string(), "--no-such-flag"};
   job["stages"]["translate"] = {{"builtin", "retune"}, {"timeout_s", 600}};
   job["env"]["set"]["FAKE_RATIOS"] = R"({"default": 1.0})";
@@ -129,6 +129,49 @@ TEST_F(retune_test, ExporterFailureIsFailCompile) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(trail(), "analyze:PASS translate:FAIL_COMPILE translate:FAIL_COMPILE");
   EXPECT_EQ(end(), "PIPELINE_STOPPED translate");
+}
+
+}  // namespace
+}  // namespace portbench::testing::agent
+
+namespace portbench::testing::agent {
+namespace {
+
+// scripts/agent_translate.py around a coding agent's command line: the agent gets the failing
+// configurations and findings in its prompt; the wrapper exports and writes the verdict.
+TEST_F(agent_retune, CodingAgentWrapperGetsTheFailuresAndExports) {
+  job["port"]["exporter"] = {PORTBENCH_PYTHON3, (k_tests / "stages" / "variant_exporter.py").string(), "--suite",
+                             "{suite}", "--out", "{out}", "--tuning", "{tuning}"};
+  job["stages"]["translate"] = {{"argv", {PORTBENCH_PYTHON3, (k_source / "scripts" / "agent_translate.py").string(),
+                                          PORTBENCH_PYTHON3, "{root}/stages/fake_coding_agent.py", "{prompt_file}"}},
+                                {"timeout_s", 120}};
+  plan["verify"] = {{{"verdict", "FAIL"}, {"fail_class", "kernel"}}, "ALL_PASS"};
+  plan["benchmark"] = {"DONE"};
+  auto r = run_job();
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(trail(), "analyze:PASS translate:COMPILED ir_diff:PASS verify:FAIL/kernel diagnose:FIXABLE "
+                     "translate:COMPILED ir_diff:PASS verify:ALL_PASS benchmark:DONE");
+  std::string prompts = read_file(workdir / "agent-prompts.txt");
+  auto second = prompts.find("----", prompts.find("----") + 4) == std::string::npos
+                    ? std::string()
+                    : prompts.substr(prompts.find("----") + 5);
+  EXPECT_NE(prompts.find("No configuration has failed yet"), std::string::npos) << prompts;
+  EXPECT_NE(second.find(slow_id + ": numerics FAIL"), std::string::npos) << second;
+  EXPECT_NE(second.find("finding TILE_SHAPE_DIFFERS"), std::string::npos) << second;
+  fs::path port = state()["port_bundle"].get<std::string>();
+  EXPECT_EQ(port.filename(), "rms_norm");
+  EXPECT_EQ(json::parse(read_file(port / "manifest.json"))["configs"].size(), 2u);
+}
+
+TEST_F(agent_retune, CodingAgentThatFailsIsFailFixable) {
+  job["port"]["exporter"] = {PORTBENCH_PYTHON3, (k_tests / "stages" / "variant_exporter.py").string(), "--suite",
+                             "{suite}", "--out", "{out}"};
+  job["stages"]["translate"] = {{"argv", {PORTBENCH_PYTHON3, (k_source / "scripts" / "agent_translate.py").string(),
+                                          PORTBENCH_PYTHON3, "{root}/stages/fake_coding_agent.py", "{prompt_file}"}}};
+  job["env"]["set"]["FAKE_AGENT_EXIT"] = "4";
+  auto r = run_job();
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(trail(), "analyze:PASS translate:FAIL_FIXABLE translate:FAIL_FIXABLE");
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class process_test : public ::testing::Test {
+class AgentProcess : public ::testing::Test {
  protected:
   fs::path dir;
   void SetUp() override {
@@ -43,7 +43,7 @@ class process_test : public ::testing::Test {
   }
 };
 
-TEST_F(process_test, ArgvIsNotInterpretedByAShell) {
+TEST_F(AgentProcess, ArgvIsNotInterpretedByAShell) {
   process_spec s;
   s.argv = {"/bin/echo", "$HOME", "a;b", "*"};
   s.env = {{"PATH", "/bin"}};
@@ -53,7 +53,7 @@ TEST_F(process_test, ArgvIsNotInterpretedByAShell) {
   EXPECT_EQ(read(dir / "log.txt"), "$HOME a;b *\n");
 }
 
-TEST_F(process_test, EnvironmentAndWorkingDirectoryAreExactlyGiven) {
+TEST_F(AgentProcess, EnvironmentAndWorkingDirectoryAreExactlyGiven) {
   ::setenv("PORTBENCH_PROCESS_TEST_LEAK", "1", 1);
   auto r = run_process(sh("env | sort; pwd"));
   ::unsetenv("PORTBENCH_PROCESS_TEST_LEAK");
@@ -64,7 +64,7 @@ TEST_F(process_test, EnvironmentAndWorkingDirectoryAreExactlyGiven) {
   EXPECT_NE(out.find(fs::canonical(dir).string() + "\n"), std::string::npos) << out;
 }
 
-TEST_F(process_test, ExitCodesAndSignals) {
+TEST_F(AgentProcess, ExitCodesAndSignals) {
   auto r = run_process(sh("exit 7"));
   EXPECT_EQ(r.exit_code, 7);
   EXPECT_FALSE(r.ok());
@@ -80,7 +80,7 @@ TEST_F(process_test, ExitCodesAndSignals) {
   EXPECT_NE(m.describe().find("not found in the stage's PATH"), std::string::npos) << m.describe();
 }
 
-TEST_F(process_test, TimeoutKillsTheWholeGroup) {
+TEST_F(AgentProcess, TimeoutKillsTheWholeGroup) {
   // The shell starts a background sleep (same group) and waits; the timeout must end both.
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_process(sh("sleep 300 & echo $! > child.pid; wait", 0.5));
@@ -97,7 +97,7 @@ TEST_F(process_test, TimeoutKillsTheWholeGroup) {
   EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << stat;
 }
 
-TEST_F(process_test, LeftoverBackgroundProcessesEndWithTheCommand) {
+TEST_F(AgentProcess, LeftoverBackgroundProcessesEndWithTheCommand) {
   auto r = run_process(sh("sleep 300 & echo $! > child.pid; exit 0"));
   EXPECT_TRUE(r.ok());
   pid_t child = std::stoi(read(dir / "child.pid"));
@@ -110,7 +110,7 @@ TEST_F(process_test, LeftoverBackgroundProcessesEndWithTheCommand) {
   EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << stat;
 }
 
-TEST_F(process_test, StaleGroupIsKilledOnlyWhenItIsTheSameProcess) {
+TEST_F(AgentProcess, StaleGroupIsKilledOnlyWhenItIsTheSameProcess) {
   pid_t pid = 0;
   unsigned long long ticks = 0;
   std::thread runner([&] {

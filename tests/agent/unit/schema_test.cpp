@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
-class schema_test : public ::testing::Test {
+class AgentSchema : public ::testing::Test {
  protected:
   fs::path work;
   void SetUp() override {
@@ -29,7 +29,7 @@ class schema_test : public ::testing::Test {
   std::string check(const char* stage_name, const char* text) { return validate(stage_name, ojson::parse(text), work); }
 };
 
-TEST_F(schema_test, ValidOutputsOfEveryStage) {
+TEST_F(AgentSchema, ValidOutputsOfEveryStage) {
   EXPECT_EQ(check("analyze", R"({"verdict":"PASS","stage":"analyze","configs":[{"id":"a","reference_ns":12.5,"numerics":"PASS","proof":"EXECUTED"}]})"), "");
   EXPECT_EQ(check("translate", R"({"verdict":"COMPILED","stage":"translate","bundle":"bundle","files":["notes.txt"]})"), "");
   EXPECT_EQ(check("translate", R"({"verdict":"FAIL_COMPILE","stage":"translate","reason":"error[E0308]"})"), "");
@@ -42,7 +42,7 @@ TEST_F(schema_test, ValidOutputsOfEveryStage) {
   EXPECT_EQ(check("diagnose", R"({"verdict":"ALIGNED","stage":"diagnose","findings":[]})"), "");
 }
 
-TEST_F(schema_test, RefusedOutputs) {
+TEST_F(AgentSchema, RefusedOutputs) {
   EXPECT_EQ(check("verify", R"({"stage":"verify","verdict":"ALL_PASS","configs":[]})"), "first field is 'stage', not 'verdict'");
   EXPECT_EQ(check("verify", R"({"verdict":"PASSED","stage":"verify","configs":[]})"), "verdict: 'PASSED' is not one of ALL_PASS|FAIL|BLOCKED");
   EXPECT_EQ(check("verify", R"({"verdict":true,"stage":"verify"})"), "verdict: must be a string");
@@ -69,7 +69,7 @@ TEST_F(schema_test, RefusedOutputs) {
   EXPECT_EQ(check("analyze", R"(["PASS"])"), "not a JSON object");
 }
 
-TEST_F(schema_test, PathsMayNotLeaveTheWorkDirectory) {
+TEST_F(AgentSchema, PathsMayNotLeaveTheWorkDirectory) {
   EXPECT_EQ(check("translate", R"({"verdict":"FAIL_FIXABLE","stage":"translate","files":["notes.txt","./bundle/../notes.txt"]})"), "");
   std::string abs_inside = (work / "notes.txt").string();
   EXPECT_EQ(validate("translate", ojson{{"verdict", "FAIL_FIXABLE"}, {"stage", "translate"}, {"files", {abs_inside}}}, work), "");
