@@ -3,9 +3,6 @@
 // (docs/agent.md). Also `agent routes` / `agent schemas` (the routing table and the stage
 // output schemas, as docs/agent.md shows them) and the hidden `agent stage NAME --context F`
 // that runs a built-in stage as the router's child process.
-#include <unistd.h>
-
-#include <array>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -33,12 +30,6 @@ struct agent_cli_options {
   std::string status_format = "text", routes_format = "mermaid";
   bool overwrite = false;
 };
-
-std::string self_exe() {
-  std::array<char, 4096> buf{};
-  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "portbench";
-}
 
 // The harness's suite parser gives the ids that every portbench command prints.
 agent::config_index load_suite_ids(const std::filesystem::path& file) {
@@ -86,7 +77,7 @@ struct interrupt_handlers {
 int run_agent(const agent_cli_options& o) {
   agent::job j = agent::load_job(o.job_file, o.workdir);
   interrupt_handlers handlers;
-  return finish(agent::run_pipeline(j, options(o, self_exe())));
+  return finish(agent::run_pipeline(j, options(o, self_executable())));
 }
 
 }  // namespace
@@ -123,7 +114,7 @@ command_action add_agent_command(CLI::App& app) {
     }
     if (resume->parsed()) {
       interrupt_handlers handlers;
-      return finish(agent::resume_pipeline(o->workdir, options(*o, self_exe())));
+      return finish(agent::resume_pipeline(o->workdir, options(*o, self_executable())));
     }
     if (routes->parsed()) {
       std::printf("%s", o->routes_format == "md" ? agent::routes_markdown().c_str() : agent::routes_mermaid().c_str());
