@@ -123,8 +123,12 @@ stage_command read_stage(const reader& r, const json& spec, const std::string& w
 }  // namespace
 
 const std::vector<std::string>& default_env_pass() {
-  static const std::vector<std::string> names = {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
-                                                 "CUDA_VISIBLE_DEVICES"};
+  // The locale and paths any program needs, and what portbench itself reads (the built-in
+  // stages run it): where the driver, CUPTI and NVRTC are, the revision, the plot interpreter.
+  static const std::vector<std::string> names = {
+      "PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
+      "PORTBENCH_CUPTI_LIBRARY", "PORTBENCH_NVRTC_DIR", "PORTBENCH_GIT_REVISION", "PORTBENCH_PYTHON",
+      "PORTBENCH_SCRIPTS_DIR"};
   return names;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "agent_fixture.hpp"
+#include "portbench/agent/job.hpp"
 
 namespace portbench::testing::agent {
 namespace {
@@ -118,9 +119,10 @@ TEST_F(agent_test, StageEnvironmentIsTheWhitelist) {
     EXPECT_TRUE(has(n)) << n;
   }
   for (const auto& n : names) {
+    const auto& defaults = portbench::agent::default_env_pass();
     bool allowed = n.rfind("PORTBENCH_AGENT_", 0) == 0 || n == "PORTBENCH_TEST_PASSED" || n == "FIXED_VALUE" ||
-                   n == "PATH" || n == "HOME" || n == "LANG" || n == "LC_ALL" || n == "TZ" || n == "TMPDIR" ||
-                   n == "CUDA_VISIBLE_DEVICES" || n == "LC_CTYPE" || n == "PWD" || n == "SHLVL" || n == "_";
+                   std::find(defaults.begin(), defaults.end(), n) != defaults.end() ||
+                   n == "PWD" || n == "SHLVL" || n == "_" || n == "LC_CTYPE";   // what python and sh add
     EXPECT_TRUE(allowed) << n << " reached the stage";
   }
   EXPECT_EQ(fs::path(calls[0]["cwd"].get<std::string>()), workdir);
