@@ -213,6 +213,10 @@ struct router {
         apply(run.stage, doc, seq);
         s.last_output[run.stage] = rel_output;
         d = decide(run.stage, fr.verdict, fr.fail_class, s.runs);
+        // A stop says the stage's own reason too.
+        if (d.next.empty() && doc.contains("reason") && doc["reason"].is_string() && d.stage == run.stage) {
+          d.reason += " (" + doc["reason"].get<std::string>() + ")";
+        }
       }
     }
     files.push_back(rel_log);

@@ -51,12 +51,17 @@ stage_context read_context(const fs::path& file) {
 }
 
 std::string command_call::first_error() const {
+  // portbench's own error is one line "portbench: error: ..."; else the first line says most
+  // (CLI11 ends with "Run with --help ...").
   std::istringstream lines(err_tail);
-  std::string line, last;
+  std::string line, first, error;
   while (std::getline(lines, line)) {
-    if (!line.empty()) last = line;
+    if (line.empty()) continue;
+    if (first.empty()) first = line;
+    if (line.find("error") != std::string::npos) error = line;
   }
-  return last.empty() ? outcome : last + " (" + outcome + ")";
+  std::string pick = error.empty() ? first : error;
+  return pick.empty() ? outcome : pick + " (" + outcome + ")";
 }
 
 command_call command_runner::portbench(const std::vector<std::string>& args, const std::string& label) {
@@ -101,7 +106,7 @@ command_call process_command_runner::do_run(const std::vector<std::string>& argv
     err = read_text(err_file);
   } catch (const agent_error&) {
   }
-  call.err_tail = tail_lines(err, 5);
+  call.err_tail = tail_lines(err, 8);
   // The stage log keeps every command and its stderr.
   std::fprintf(stderr, "$");
   for (const auto& a : call.argv) std::fprintf(stderr, " %s", a.c_str());
