@@ -14,7 +14,7 @@ const json k_to_verify = {{"analyze", {"PASS"}}, {"translate", {"COMPILED"}}, {"
 TEST_F(agent_test, HangingStageIsKilledWithItsGroupAtTheTimeout) {
   plan = k_to_verify;
   plan["verify"] = {{{"verdict", "ALL_PASS"}, {"behaviour", "hang"}}};
-  job["stages"]["verify"]["timeout_s"] = 2;
+  job["stages"]["verify"]["timeout_s"] = 5;   // room for python to start on a loaded machine
   auto t0 = std::chrono::steady_clock::now();
   auto r = run_job();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -23,6 +23,7 @@ TEST_F(agent_test, HangingStageIsKilledWithItsGroupAtTheTimeout) {
   EXPECT_EQ(end(), "PIPELINE_STOPPED verify");
   EXPECT_NE(stop_reason().find("timeout after"), std::string::npos) << stop_reason();
   // The stage's own child (same process group) is gone too.
+  ASSERT_TRUE(fs::exists(workdir / "hang-child.pid")) << "the stage did not start its child within the timeout";
   pid_t grandchild = std::stoi(read_file(workdir / "hang-child.pid"));
   for (int i = 0; i < 50 && alive(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(alive(grandchild)) << "pid " << grandchild;

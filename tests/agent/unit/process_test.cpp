@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -83,7 +84,7 @@ TEST_F(AgentProcess, ExitCodesAndSignals) {
 TEST_F(AgentProcess, TimeoutKillsTheWholeGroup) {
   // The shell starts a background sleep (same group) and waits; the timeout must end both.
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run_process(sh("sleep 300 & echo $! > child.pid; wait", 0.5));
+  auto r = run_process(sh("sleep 300 & echo $! > child.pid; wait", 2));
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(s, 10);
@@ -111,15 +112,11 @@ TEST_F(AgentProcess, LeftoverBackgroundProcessesEndWithTheCommand) {
 }
 
 TEST_F(AgentProcess, StaleGroupIsKilledOnlyWhenItIsTheSameProcess) {
-  pid_t pid = 0;
-  unsigned long long ticks = 0;
-  std::thread runner([&] {
-    (void)run_process(sh("sleep 30"), [&](pid_t p) {
-      pid = p;
-      ticks = process_start_ticks(p);
-    });
-  });
-  while (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::atomic<pid_t> started{0};
+  std::thread runner([&] { (void)run_process(sh("sleep 30"), [&](pid_t p) { started = p; }); });
+  while (started == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  pid_t pid = started;
+  unsigned long long ticks = process_start_ticks(pid);
   EXPECT_GT(ticks, 0u);
   EXPECT_FALSE(kill_stale_group(pid, ticks + 1)) << "a different start time is another process";
   EXPECT_TRUE(kill_stale_group(pid, ticks));
