@@ -438,7 +438,11 @@ ojson ir_diff_output(const ir_diff_inputs& in) {
     configs.push_back(row);
   }
   ojson out;
-  if (structural > 0) {
+  if (structural > 0 && in.advisory) {
+    out = base(stage::ir_diff, verdict::pass_with_notes);
+    out["reason"] = "advisory: " + std::to_string(structural) + " configurations differ structurally" +
+                    (first.empty() ? "" : " (first " + first + ")");
+  } else if (structural > 0) {
     out = base(stage::ir_diff, verdict::fail_fixable);
     out["reason"] = std::to_string(structural) + " configurations differ structurally" + (first.empty() ? "" : " (first " + first + ")");
   } else if (notes > 0) {

@@ -114,6 +114,9 @@ stage_command read_stage(const reader& r, const json& spec, const std::string& w
         if (!tuning.is_object()) r.fail(where + "overrides." + name, "must be an object of tuning keys");
       }
     }
+  } else if (c.builtin == "ir_diff") {
+    r.only(spec, where, {"builtin", "timeout_s", "advisory"});
+    if (spec.contains("advisory") && !spec["advisory"].is_boolean()) r.fail(where + "advisory", "must be true or false");
   } else {
     r.only(spec, where, {"builtin", "timeout_s"});
   }

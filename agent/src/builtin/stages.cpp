@@ -107,6 +107,7 @@ ojson analyze_stage::do_run(const stage_context& ctx, command_runner& cmd) const
 
 ojson ir_diff_stage::do_run(const stage_context& ctx, command_runner& cmd) const {
   adapters::ir_diff_inputs in;
+  in.advisory = ctx.options().value("advisory", false);
   int n = 0;
   for (const auto& id : ctx.config_ids()) {
     command_call c = cmd.portbench({"ir-diff", ctx.text("reference_bundle"), ctx.text("port_bundle"), "--config", id,

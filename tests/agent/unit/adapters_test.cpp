@@ -139,6 +139,12 @@ TEST(AgentAdapters, IrDiffMapping) {
   EXPECT_EQ(out["configs"][1]["differences"][0]["port"], "tile<16x32xbf16>");
   EXPECT_EQ(valid("ir_diff", out), "");
   EXPECT_EQ(ir_diff_output(ir_in({notes[0]}))["verdict"], "PASS_WITH_NOTES");
+  // Advisory (a translate that cannot change the structure): the difference is a note.
+  auto advisory_in = ir_in({notes[0], structural[0]});
+  advisory_in.advisory = true;
+  auto advisory = ir_diff_output(advisory_in);
+  EXPECT_EQ(advisory["verdict"], "PASS_WITH_NOTES");
+  EXPECT_EQ(advisory["configs"][1]["differences"][1]["kind"], "LOOP_NEST_DIFFERS");
   ir_diff_config none{k_small, "NOT_COMPARABLE", {}};
   EXPECT_EQ(ir_diff_output(ir_in({none}))["verdict"], "PASS_WITH_NOTES");
   ir_diff_config same{k_small, "PASS", {}};

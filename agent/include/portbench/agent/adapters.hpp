@@ -119,6 +119,9 @@ struct analyze_inputs {
 struct ir_diff_inputs {
   command_failure failure;
   std::vector<ir_diff_config> configs;
+  /// Structural differences are notes, not FAIL_FIXABLE (for a translate that cannot change
+  /// the structure, such as retune).
+  bool advisory = false;
 };
 [[nodiscard]] nlohmann::ordered_json ir_diff_output(const ir_diff_inputs& in);
 
