@@ -13,6 +13,9 @@
 # Then on the GPU host, carrying bundles-tilegym/tilegym/{rope,silu_and_mul} and bundles-agent/:
 #   bash scripts/agent_device_run.sh [rope|silu_and_mul ...]        (default: both)
 # Work directories: results/agent/<op>/; the summaries and the work directories as archives in $OUT.
+# A device call is limited to 10 minutes: each pipeline gets PORTBENCH_AGENT_BUDGET_S (default
+# 480 s), then SIGTERM leaves it resumable (exit 130). To continue in a later call, unpack the
+# returned agent-<op>-workdir.tgz into results/agent/, carry it, and set PORTBENCH_AGENT_RESUME=1.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -36,9 +39,14 @@ for op in "${ops[@]}"; do
   for need in "bundles-tilegym/tilegym/$op/manifest.json" "bundles-agent/$op/index.json"; do
     [[ -f "$need" ]] || { echo "agent_device_run: $need missing (see this script's header)"; exit 2; }
   done
-  echo "== portbench agent run $job =="
   start=$(date +%s)
-  "$BIN" agent run "$job" --overwrite 2>&1 | tee "$OUT/agent-$op.log"
+  if [[ -n "${PORTBENCH_AGENT_RESUME:-}" && -f "results/agent/$op/state.json" ]]; then
+    echo "== portbench agent resume results/agent/$op =="
+    timeout -s TERM "${PORTBENCH_AGENT_BUDGET_S:-480}" "$BIN" agent resume "results/agent/$op" 2>&1 | tee -a "$OUT/agent-$op.log"
+  else
+    echo "== portbench agent run $job =="
+    timeout -s TERM "${PORTBENCH_AGENT_BUDGET_S:-480}" "$BIN" agent run "$job" --overwrite 2>&1 | tee "$OUT/agent-$op.log"
+  fi
   code=${PIPESTATUS[0]}
   echo "exit $code, wall $(( $(date +%s) - start )) s"
   [[ $code -ne 0 ]] && rc=1
