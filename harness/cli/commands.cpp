@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
   add(&add_tune_command);
   add(&add_ir_diff_command);
   add(&add_diagnose_command);
+  add(&add_agent_command);
 
   try {
     app.parse(argc, argv);
