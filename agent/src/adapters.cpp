@@ -180,7 +180,12 @@ std::vector<ir_diff_config> read_ir_diff(const json& doc, const std::string& id)
     return out;
   };
   std::vector<ir_diff_config> out;
-  if (doc.is_object() && doc.contains("configs") && doc["configs"].is_array()) {
+  if (doc.is_object() && doc.contains("bundles") && doc["bundles"].is_array()) {
+    // portbench.ir_diff/1: per bundle pair (operator), per configuration.
+    for (const auto& b : doc["bundles"]) {
+      for (const auto& c : b.value("configs", json::array())) out.push_back(one(c, id));
+    }
+  } else if (doc.is_object() && doc.contains("configs") && doc["configs"].is_array()) {
     for (const auto& c : doc["configs"]) out.push_back(one(c, id));
   } else if (doc.is_object()) {
     out.push_back(one(doc, id));
