@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Exports the bundles of every front end for one suite into bundles/<frontend>/<operator>/.
+# Exports the bundles of every front end for one suite into bundles/<frontend>/<operator>/,
+# including the upstream TileGym kernels (OUT/tilegym, scripts/export_tilegym.sh; for the default
+# smoke suite its counterpart configs/tilegym-smoke.json; PORTBENCH_TILEGYM=0 leaves it out).
 # CPU only: no GPU is made visible (CUDA_VISIBLE_DEVICES=""), libcuda is never loaded.
 # Idempotent: each operator's bundle is rebuilt in a temp folder and swapped in whole.
 #
@@ -28,6 +30,13 @@ done
 # It exports itself when its script exists; same contract: SUITE in, bundles/cutile_rust out.
 [[ -x kernels/cutile_rust/export.sh ]] && kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"
 # -----------------------------------------------------------------------------------------------
+
+# ---- tilegym (NVIDIA's upstream TileGym kernels, the reference front end) ---------------------
+if [[ "${PORTBENCH_TILEGYM:-1}" != 0 ]]; then
+  TG_SUITE="$SUITE"
+  [[ "$SUITE" == configs/smoke.json ]] && TG_SUITE=configs/tilegym-smoke.json
+  bash scripts/export_tilegym.sh "$TG_SUITE" "$OUT/tilegym"
+fi
 
 echo "[export] done: $OUT"
 if [[ -x kernels/faults/export.sh ]]; then kernels/faults/export.sh configs/faults.json "$OUT"; fi   # fault bundles (docs/faults.md)
