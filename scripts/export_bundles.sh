@@ -26,6 +26,12 @@ for fe in cutile_python triton cuda_cpp; do
   "$PY" -m "portbench_export.$fe" --suite "$SUITE" --out "$OUT/$fe"
 done
 
+# CTA-cluster kernels (configs/clusters.json): the grid counts clusters, CUPTI reports CTAs.
+if [[ "$SUITE" == configs/smoke.json ]]; then
+  echo "[export] cutile_python (clusters) <- configs/clusters.json"
+  "$PY" -m portbench_export.cutile_python --suite configs/clusters.json --out "$OUT/cutile_python_clusters"
+fi
+
 # ---- cuTile Rust (kernels/cutile_rust/, written separately) -----------------------------------
 # It exports itself when its script exists; same contract: SUITE in, bundles/cutile_rust out.
 [[ -x kernels/cutile_rust/export.sh ]] && kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"

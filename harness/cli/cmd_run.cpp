@@ -34,12 +34,6 @@ struct run_cli_options {
   bool overwrite = false;
 };
 
-std::string self_exe() {
-  std::array<char, 4096> buf{};
-  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "portbench";
-}
-
 std::string capture(const std::string& cmd) {
   std::string out;
   if (FILE* f = ::popen(cmd.c_str(), "r")) {
@@ -184,7 +178,7 @@ int print_summary(const std::map<std::string, config_summary>& rows, const measu
 int run_command(run_cli_options& o, const std::string& argv_line) {
   if (o.aa) o.sweep.port_dirs = o.sweep.ref_dirs;
   if (o.sweep.port_dirs.empty()) throw std::runtime_error("--port: required (or --aa for the same bundles on both sides)");
-  o.sweep.worker_exe = self_exe();
+  o.sweep.worker_exe = self_executable();
   o.sweep.progress = ::isatty(2);
   auto plan = measure::plan_sweep(o.sweep);
   for (const auto& [id, why] : plan.unpaired) std::fprintf(stderr, "portbench: not paired: %s: %s\n", id.c_str(), why.c_str());

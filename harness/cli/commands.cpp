@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands.hpp"
 
+#include <unistd.h>
+
+#include <array>
 #include <vector>
 
 namespace portbench::cli {
+
+std::string self_executable() {
+  std::array<char, 4096> buf{};
+  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "portbench";
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"portbench: proves GPU kernel ports correct and fast"};
@@ -26,6 +35,7 @@ int run(int argc, char** argv) {
   add(&add_compare_command);
   add(&add_merge_command);
   add(&add_export_gbench_command);
+  add(&add_tune_command);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,10 @@ command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
+command_action add_tune_command(CLI::App& app);
+
+/// This program's own path (/proc/self/exe): the binary that runs `worker`.
+[[nodiscard]] std::string self_executable();
 
 /// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);

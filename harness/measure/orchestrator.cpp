@@ -282,7 +282,7 @@ sweep_summary run_sweep(const sweep_options& opt, const sweep_plan& plan, const 
       std::vector<std::size_t> positions;
       for (std::size_t k = pos; k < items.size() && items[k].first == run; ++k) {
         const planned_pair& p = plan.pairs[items[k].second];
-        j.items.push_back({k, p.config.op, p.params, p.ref_bundle, p.port_bundle});
+        j.items.push_back({k, p.config.op, p.params, p.ref_bundle, p.port_bundle, p.ref_variant, p.port_variant});
         positions.push_back(k);
       }
       auto base = tmp / ("dev" + std::to_string(j.device) + "-" + std::to_string(attempt++));

@@ -52,6 +52,7 @@ struct planned_pair {
   nlohmann::json params;
   std::string ref_bundle, port_bundle;   ///< bundle folders
   std::string ref_frontend, port_frontend;
+  std::string ref_variant, port_variant; ///< tuning variants in place of the chosen plans ("": none)
 };
 
 struct sweep_plan {
