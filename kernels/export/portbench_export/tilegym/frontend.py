@@ -45,7 +45,7 @@ class Session:
     recorder: capture.Recorder | None = None
     loaded: package.Loaded | None = None
     record: TuningRecord | None = None
-    built: dict[str, str] = field(default_factory=dict)   # entry symbol -> compile error, per process
+    failed_builds: dict[str, str] = field(default_factory=dict)   # entry symbol -> tileiras error
 
     def start(self, options: ExportOptions) -> None:
         self.options = options
@@ -188,15 +188,15 @@ class Session:
         for p in plans:
             for l in p.launches:
                 b = l.build
-                if b.file not in bundle.cubins and b.symbol not in self.built and b.symbol not in todo:
+                if b.file not in bundle.cubins and b.symbol not in self.failed_builds and b.symbol not in todo:
                     todo[b.symbol] = b
         gpu = self.options.target.arch
         for symbol, res, err in compile_all(list(todo.values()), gpu):
             if err is None:
                 add_entry(bundle, symbol, *res)
             else:
-                self.built[symbol] = err
-        return {s: e for s, e in self.built.items()}
+                self.failed_builds[symbol] = err
+        return dict(self.failed_builds)
 
 
 # ---- parallel compilation (fork: the kernel objects are inherited, not pickled) ----------------
