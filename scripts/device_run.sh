@@ -69,6 +69,22 @@ if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
     bash scripts/tune_variants.sh time "$d" "$ROOT/$BIN" 2>&1 | tee -a "$OUT/tune.txt"
   done
 fi
+if [[ -n "${PORTBENCH_RUST_TUNE:-}" && -d bundles-tilegym/cutile_rust ]]; then
+  # Ahead-of-time tuning of the cuTile Rust port: every tuning variant (configs[].variants)
+  # against its configuration's default plan, and the tuning record the exporter reads with
+  # --tuning (docs/cutile-rust.md, "Tuning variants and tuning records").
+  echo "== portbench tune: cuTile Rust variants (${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}) =="
+  rust_dirs=()
+  for op in ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}; do rust_dirs+=("bundles-tilegym/cutile_rust/$op"); done
+  rust_target="${PORTBENCH_RUST_TUNE_TARGET:-h200}"
+  timeout "${PORTBENCH_RUST_TUNE_TIMEOUT:-540}" "$BIN" tune "${rust_dirs[@]}" --suite configs/tilegym.json \
+    --runs "${PORTBENCH_RUST_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$rust_target" \
+    --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
+    --out "$OUT/cutile_rust-$rust_target.json" > "$OUT/rust_tune.txt" 2>&1
+  echo "tune exit $?"
+  tail -80 "$OUT/rust_tune.txt"
+  cp "$OUT/cutile_rust-$rust_target.json" "$FINAL"/ 2>/dev/null
+fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
   bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40

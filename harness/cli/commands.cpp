@@ -36,6 +36,7 @@ int run(int argc, char** argv) {
   add(&add_merge_command);
   add(&add_export_gbench_command);
   add(&add_tune_command);
+  add(&add_agent_command);
 
   try {
     app.parse(argc, argv);

@@ -21,6 +21,7 @@ command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
 command_action add_tune_command(CLI::App& app);
+command_action add_agent_command(CLI::App& app);
 
 /// This program's own path (/proc/self/exe): the binary that runs `worker`.
 [[nodiscard]] std::string self_executable();

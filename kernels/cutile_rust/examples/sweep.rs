@@ -9,11 +9,13 @@ use std::path::PathBuf;
 
 use portbench_cutile_rust::export::{self, SuiteConfig};
 use portbench_cutile_rust::plan::Overrides;
+use portbench_cutile_rust::target::Target;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (suite, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
     let tc = export::Toolchain::new(&export::find_tileiras()?)?;
+    let opts = export::Options { target: Target::resolve(None)?, tuning: None };
     let mut configs = Vec::new();
     for c in export::read_suite(&suite)? {
         let variants: Vec<Overrides> = match c.op.as_str() {
@@ -43,7 +45,7 @@ fn main() -> anyhow::Result<()> {
             configs.push(SuiteConfig { overrides: o, ..c.clone() });
         }
     }
-    let report = export::run_with_stack(move || export::export_configs(&configs, &out, &tc))?;
+    let report = export::run_with_stack(move || export::export_configs(&configs, &out, &tc, &opts))?;
     for (op, path) in &report.manifests {
         println!("{op}: {}", path.display());
     }

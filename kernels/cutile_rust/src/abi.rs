@@ -69,6 +69,8 @@ pub enum LitValue {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Param {
     Ptr { tensor: String },
+    /// The device address of `tensor` plus `offset` elements (a view starting inside it).
+    PtrAt { tensor: String, offset: i64 },
     Extent { tensor: String, dim: usize, ty: ScalarType },
     Stride { tensor: String, dim: usize, ty: ScalarType },
     Literal { ty: ScalarType, value: LitValue },
@@ -79,7 +81,7 @@ pub enum Param {
 impl Param {
     pub fn size(&self) -> u32 {
         match self {
-            Param::Ptr { .. } | Param::Scratch { .. } | Param::Null => 8,
+            Param::Ptr { .. } | Param::PtrAt { .. } | Param::Scratch { .. } | Param::Null => 8,
             Param::Extent { ty, .. } | Param::Stride { ty, .. } | Param::Literal { ty, .. } => ty.size(),
         }
     }
@@ -92,6 +94,7 @@ impl Param {
     pub fn to_json(&self) -> Value {
         match self {
             Param::Ptr { tensor } => json!({"kind": "ptr", "tensor": tensor}),
+            Param::PtrAt { tensor, offset } => json!({"kind": "ptr", "tensor": tensor, "offset": offset}),
             Param::Extent { tensor, dim, ty } => {
                 json!({"kind": "extent", "tensor": tensor, "dim": dim, "type": ty.name()})
             }
@@ -128,9 +131,10 @@ pub enum KernelArg {
     /// (contiguous row-major in portbench), needed for the partition-stride literals.
     Tensor { name: String, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A tensor parameter that sees the operator's tensor `name` reshaped (e.g. `x[b, s, 2h]`
-    /// as `[b*s, 2, h]`): the pointer binds to the tensor, the view's extents and strides
-    /// are `literal`s of the configuration. `partition` as for [`KernelArg::Tensor`].
-    View { name: String, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
+    /// as `[b*s, 2, h]`): the pointer binds to the tensor (plus `offset` elements: a view that
+    /// starts inside it), the view's extents and strides are `literal`s of the configuration.
+    /// `partition` as for [`KernelArg::Tensor`].
+    View { name: String, offset: i64, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A scalar parameter and the value this configuration passes.
     Scalar { name: String, ty: ScalarType, value: LitValue },
 }
@@ -149,6 +153,7 @@ pub struct EntryParam {
 fn push_tensor(
     out: &mut Vec<EntryParam>,
     name: &str,
+    offset: i64,
     view_shape: Option<&[i64]>,
     strides: &[i64],
     partition: Option<&[i64]>,
@@ -156,7 +161,8 @@ fn push_tensor(
     let i32t = ScalarType::I32;
     let lit = |v: i64| Param::Literal { ty: i32t, value: LitValue::Int(v) };
     let rank = strides.len();
-    out.push(EntryParam { ir_name: format!("{name}_ptr"), ir_type: "ptr".into(), param: Param::Ptr { tensor: name.into() } });
+    let ptr = if offset == 0 { Param::Ptr { tensor: name.into() } } else { Param::PtrAt { tensor: name.into(), offset } };
+    out.push(EntryParam { ir_name: format!("{name}_ptr"), ir_type: "ptr".into(), param: ptr });
     for d in 0..rank {
         let param = match view_shape {
             Some(shape) => lit(shape[d]),
@@ -191,10 +197,10 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
     for arg in args {
         match arg {
             KernelArg::Tensor { name, strides, partition } => {
-                push_tensor(&mut out, name, None, strides, partition.as_deref());
+                push_tensor(&mut out, name, 0, None, strides, partition.as_deref());
             }
-            KernelArg::View { name, shape, strides, partition } => {
-                push_tensor(&mut out, name, Some(shape), strides, partition.as_deref());
+            KernelArg::View { name, offset, shape, strides, partition } => {
+                push_tensor(&mut out, name, *offset, Some(shape), strides, partition.as_deref());
             }
             KernelArg::Scalar { name, ty, value } => out.push(EntryParam {
                 ir_name: name.clone(),
@@ -419,15 +425,17 @@ mod tests {
     #[test]
     fn view_args_pass_literal_extents() {
         let args = vec![
-            KernelArg::View { name: "x".into(), shape: vec![6, 2, 4], strides: vec![8, 4, 1], partition: None },
-            KernelArg::View { name: "y".into(), shape: vec![6, 4], strides: vec![4, 1], partition: Some(vec![2, 4]) },
+            KernelArg::View { name: "x".into(), offset: 0, shape: vec![6, 2, 4], strides: vec![8, 4, 1], partition: None },
+            KernelArg::View { name: "y".into(), offset: 48, shape: vec![6, 4], strides: vec![4, 1], partition: Some(vec![2, 4]) },
         ];
         let p = entry_params(&args);
         assert_eq!(p.len(), 7 + 9);
         assert_eq!(p[0].param, Param::Ptr { tensor: "x".into() });
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         assert_eq!(p[1..7].iter().map(|e| e.param.clone()).collect::<Vec<_>>(), [6, 2, 4, 8, 4, 1].map(lit));
-        assert_eq!(p[7].param, Param::Ptr { tensor: "y".into() });
+        assert_eq!(p[7].param, Param::PtrAt { tensor: "y".into(), offset: 48 });
+        assert_eq!(p[7].param.to_json(), json!({"kind": "ptr", "tensor": "y", "offset": 48}));
+        assert_eq!(p[7].param.size(), 8);
         assert_eq!(p[12].ir_name, "y_partition_dim_0");
         assert_eq!(p[15].param, lit(1));
     }

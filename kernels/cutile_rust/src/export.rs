@@ -17,14 +17,14 @@ use crate::abi::{self, EntryParam, Param};
 use crate::elf::Cubin;
 use crate::plan::{self, Plan};
 use crate::portbench_kernels;
+use crate::target::Target;
+use crate::tuning::TuningRecord;
 
 /// The `cutile` crate version this exporter is pinned to (Cargo.toml `=0.5.0`; a unit
 /// test keeps the two in step).
 pub const CUTILE_VERSION: &str = "0.5.0";
 pub const FRONTEND: &str = "cutile_rust";
 pub const SCHEMA: &str = "portbench.bundle/1";
-/// The `--gpu-name` given to cutile and tileiras, and the manifest's `arch`.
-pub const ARCH: &str = "sm_90";
 /// The module that holds the kernels (`#[cutile::module] mod portbench_kernels`).
 pub const MODULE: &str = "portbench_kernels";
 /// `tileiras --opt-level`.
@@ -83,10 +83,10 @@ impl Toolchain {
         })
     }
 
-    /// `tileiras --gpu-name sm_90 --opt-level 3 -o <cubin> <bc>`.
-    pub fn assemble(&self, bc: &Path, cubin: &Path) -> Result<()> {
+    /// `tileiras --gpu-name <arch> --opt-level 3 -o <cubin> <bc>` (`arch`: the target's, `sm_90`).
+    pub fn assemble(&self, bc: &Path, cubin: &Path, arch: &str) -> Result<()> {
         let out = Command::new(&self.tileiras)
-            .args(["--gpu-name", ARCH, "--opt-level", &OPT_LEVEL.to_string(), "-o"])
+            .args(["--gpu-name", arch, "--opt-level", &OPT_LEVEL.to_string(), "-o"])
             .arg(cubin)
             .arg(bc)
             .output()
@@ -132,7 +132,8 @@ pub struct SuiteConfig {
     pub op: String,
     pub params: Value,
     /// Tuning overrides: the suite entry's optional `"tuning"` object (`block_rows`, `tile`,
-    /// `occupancy`), for tile experiments; the manifest records what was used.
+    /// `occupancy`, `worker_warps`, `compute`), for tile experiments; they pin the plan (no
+    /// variants) and the manifest records what was used.
     pub overrides: plan::Overrides,
 }
 
@@ -160,12 +161,23 @@ fn read_overrides(tuning: Option<&Value>) -> Result<plan::Overrides> {
     let Some(t) = tuning else { return Ok(o) };
     let t = t.as_object().context("must be an object")?;
     for (k, v) in t {
-        let v = v.as_i64().filter(|&v| v > 0).with_context(|| format!("{k} must be a positive integer, got {v}"))?;
+        if k == "compute" {
+            let c = v.as_str().with_context(|| format!("compute must be a string, got {v}"))?;
+            o.compute = Some(plan::Compute::parse(c)?);
+            continue;
+        }
+        // occupancy 0: no hint (tileiras chooses).
+        let least = if k == "occupancy" { 0 } else { 1 };
+        let v = v
+            .as_i64()
+            .filter(|&v| v >= least && v <= i32::MAX as i64)
+            .with_context(|| format!("{k} must be an integer >= {least}, got {v}"))?;
         match k.as_str() {
             "block_rows" => o.block_rows = Some(v),
             "tile" => o.tile = Some(v),
-            "occupancy" => o.occupancy = Some(i32::try_from(v)?),
-            other => bail!("unknown key {other:?} (block_rows, tile, occupancy)"),
+            "occupancy" => o.occupancy = Some(v as i32),
+            "worker_warps" => o.worker_warps = Some(v as i32),
+            other => bail!("unknown key {other:?} (block_rows, tile, occupancy, worker_warps, compute)"),
         }
     }
     Ok(o)
@@ -179,9 +191,9 @@ pub struct Compiled {
     pub launch_checks: Vec<String>,
 }
 
-/// Compiles a plan's kernel with `cutile::compile_api::KernelCompiler`. Needs a thread
-/// with a large stack (the compiler recurses deeply); [`run_with_stack`] gives one.
-pub fn compile(p: &Plan, tc: &Toolchain) -> Result<Compiled> {
+/// Compiles a plan's kernel with `cutile::compile_api::KernelCompiler` for `arch`. Needs a
+/// thread with a large stack (the compiler recurses deeply); [`run_with_stack`] gives one.
+pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
     let strides: Vec<(String, Vec<i32>)> = p.tensors.iter().map(|t| (t.name.clone(), t.static_strides())).collect();
     let stride_refs: Vec<(&str, &[i32])> = strides.iter().map(|(n, s)| (n.as_str(), s.as_slice())).collect();
     let specs: Vec<(String, _)> = p.tensors.iter().map(|t| (t.name.clone(), t.spec())).collect();
@@ -190,12 +202,15 @@ pub fn compile(p: &Plan, tc: &Toolchain) -> Result<Compiled> {
     if let Some(occ) = p.occupancy {
         options = options.occupancy(occ);
     }
+    if let Some(w) = p.worker_warps {
+        options = options.num_worker_warps_per_cta(w);
+    }
     let artifacts = KernelCompiler::new(portbench_kernels::__module_ast_self, MODULE, p.kernel)
         .options(options)
         .generics(p.generics.clone())
         .strides(&stride_refs)
         .spec_args(&spec_refs)
-        .target(ARCH)
+        .target(arch)
         .bytecode_version(tc.bytecode)
         .compile()
         .map_err(|e| anyhow::anyhow!("cuTile compile of {} {:?} failed: {e}", p.kernel, p.generics))?;
@@ -242,22 +257,72 @@ pub fn check_against_cubin(cubin: &Cubin, entry: &str, params: &[Param]) -> Resu
     Ok(())
 }
 
-/// The manifest's `configs[]` entry for one planned configuration.
-pub fn config_json(params: &Value, p: &Plan, cubin_file: &str, entry: &str, entry_params: &[EntryParam]) -> Value {
-    json!({
+/// One launch plan as the manifest writes it (a configuration's chosen plan, or one of its
+/// `variants`): `{"tuning", "scratch", "launches"}`, one launch per `(grid, parameters)` (the
+/// plan's first launch and its `extra_launches`), all of `entry` in `cubin_file`.
+pub fn plan_json(p: &Plan, cubin_file: &str, entry: &str, launches: &[([u32; 3], Vec<EntryParam>)]) -> Value {
+    let launches: Vec<Value> = launches
+        .iter()
+        .map(|(grid, entry_params)| {
+            json!({
+                "cubin": cubin_file,
+                "entry": entry,
+                "grid": grid,
+                "block": [1, 1, 1],
+                "shared_bytes": 0,
+                "cluster": [1, 1, 1],
+                "params": entry_params.iter().map(|e| e.param.to_json()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({"tuning": Value::Object(p.tuning.clone()), "scratch": [], "launches": launches})
+}
+
+/// Where a configuration's chosen plan came from (`tuning.tuning_source`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// The suite entry's `tuning` overrides pinned the plan.
+    Overrides,
+    /// A tuning record named the variant.
+    Record(String),
+    /// The heuristic's plan; the string says why no record chose.
+    Default(String),
+}
+
+impl Source {
+    pub fn text(&self) -> String {
+        match self {
+            Source::Overrides => "suite tuning overrides".into(),
+            Source::Record(path) => format!("record {path}"),
+            Source::Default(why) => format!("default: {why}"),
+        }
+    }
+}
+
+/// The manifest's `configs[]` entry: the chosen plan's `tuning` (with `variant` and
+/// `tuning_source`), `scratch` and `launches`, and, when there are several candidates, every
+/// candidate (the chosen one included) as `variants[]` with its `name`.
+pub fn config_json(params: &Value, chosen: &Value, variant: &str, source: &Source, variants: &[(String, Value)]) -> Value {
+    let mut tuning = chosen["tuning"].clone();
+    tuning["variant"] = json!(variant);
+    tuning["tuning_source"] = json!(source.text());
+    let mut c = json!({
         "params": params,
-        "tuning": Value::Object(p.tuning.clone()),
-        "scratch": [],
-        "launches": [{
-            "cubin": cubin_file,
-            "entry": entry,
-            "grid": p.grid,
-            "block": [1, 1, 1],
-            "shared_bytes": 0,
-            "cluster": [1, 1, 1],
-            "params": entry_params.iter().map(|e| e.param.to_json()).collect::<Vec<_>>(),
-        }],
-    })
+        "tuning": tuning,
+        "scratch": chosen["scratch"].clone(),
+        "launches": chosen["launches"].clone(),
+    });
+    if variants.len() > 1 {
+        c["variants"] = Value::Array(
+            variants
+                .iter()
+                .map(|(name, v)| {
+                    json!({"name": name, "tuning": v["tuning"], "scratch": v["scratch"], "launches": v["launches"]})
+                })
+                .collect(),
+        );
+    }
+    c
 }
 
 /// What [`export`] wrote.
@@ -269,25 +334,102 @@ pub struct Report {
     pub skipped: Vec<(String, Value, String)>,
     /// Configurations whose operator this front end does not have.
     pub unsupported: usize,
+    /// Configurations exported, and how many of them list tuning variants.
+    pub exported: usize,
+    pub with_variants: usize,
+    /// Configurations whose plan a tuning record chose.
+    pub from_record: usize,
+}
+
+/// How [`export`] chooses and targets: the target GPU and an optional tuning record.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub target: Target,
+    pub tuning: Option<TuningRecord>,
 }
 
 /// Exports every configuration of `suite` whose operator is in [`plan::OPERATORS`] to
 /// `out/<operator>/`. The operator folders are recreated; nothing else is touched.
-pub fn export(suite: &Path, out: &Path, tc: &Toolchain) -> Result<Report> {
-    export_configs(&read_suite(suite)?, out, tc)
+pub fn export(suite: &Path, out: &Path, tc: &Toolchain, opts: &Options) -> Result<Report> {
+    export_configs(&read_suite(suite)?, out, tc, opts)
 }
 
 /// [`export`] for configurations already in memory.
-pub fn export_configs(configs: &[SuiteConfig], out: &Path, tc: &Toolchain) -> Result<Report> {
+pub fn export_configs(configs: &[SuiteConfig], out: &Path, tc: &Toolchain, opts: &Options) -> Result<Report> {
     let mut report = Report::default();
     let scratch = std::env::temp_dir().join(format!("portbench-cutile-rust-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    let result = export_into(configs, out, tc, &scratch, &mut report);
+    let result = export_into(configs, out, tc, opts, &scratch, &mut report);
     let _ = std::fs::remove_dir_all(&scratch);
     result.map(|_| report)
 }
 
-fn export_into(configs: &[SuiteConfig], out: &Path, tc: &Toolchain, scratch: &Path, report: &mut Report) -> Result<()> {
+/// One operator's bundle being written: its folder and the cubins built so far.
+struct OpBundle<'a> {
+    dir: PathBuf,
+    op: &'a str,
+    tc: &'a Toolchain,
+    target: &'a Target,
+    scratch: &'a Path,
+    cubins: Vec<Value>,
+    /// cubin file -> parsed cubin, for plans that share a specialisation.
+    built: BTreeMap<String, Cubin>,
+}
+
+impl OpBundle<'_> {
+    /// Compiles `p` (tileiras only for a cubin not built yet), checks it against the ABI model
+    /// and the cubin, and returns its [`plan_json`].
+    fn add_plan(&mut self, p: &Plan, params: &Value) -> Result<Value> {
+        let op = self.op;
+        let compiled = compile(p, self.tc, &self.target.arch)?;
+        let entry_params = abi::entry_params(&p.args);
+        let ir_params = abi::ir_entry_params(&compiled.ir_text, &compiled.entry)
+            .with_context(|| format!("no entry @{} in the Tile IR", compiled.entry))?;
+        abi::check_against_ir(&entry_params, &ir_params)
+            .with_context(|| format!("{op} {params} ({}): Tile IR entry vs ABI model", p.variant))?;
+
+        let stem = format!("{}_{}", p.stem, &sha256_hex(&compiled.bytecode)[..8]);
+        let cubin_file = format!("{stem}.cubin");
+        if !self.built.contains_key(&cubin_file) {
+            let bc = self.scratch.join(format!("{stem}.bc"));
+            std::fs::write(&bc, &compiled.bytecode)?;
+            let cubin_path = self.dir.join(&cubin_file);
+            self.tc.assemble(&bc, &cubin_path, &self.target.arch)?;
+            let bytes = std::fs::read(&cubin_path)?;
+            let cubin = Cubin::parse(&bytes).with_context(|| format!("reading {}", cubin_path.display()))?;
+            let sm = self.target.sm();
+            ensure!(cubin.sm() == sm, "{cubin_file}: ELF targets sm_{}, expected sm_{sm}", cubin.sm());
+            let ir_file = format!("{stem}.tileir.txt");
+            std::fs::write(self.dir.join(&ir_file), &compiled.ir_text)?;
+            self.cubins.push(json!({"file": cubin_file, "sha256": sha256_hex(&bytes), "ir": [ir_file]}));
+            self.built.insert(cubin_file.clone(), cubin);
+        }
+        let mut launches = vec![(p.grid, entry_params)];
+        launches.extend(p.extra_launches.iter().map(|l| (l.grid, abi::entry_params(&l.args))));
+        for (i, (_, ep)) in launches.iter().enumerate() {
+            abi::check_against_ir(ep, &ir_params)
+                .with_context(|| format!("{op} {params} ({}): launch {i}: Tile IR entry vs ABI model", p.variant))?;
+            let params_list: Vec<Param> = ep.iter().map(|e| e.param.clone()).collect();
+            check_against_cubin(&self.built[&cubin_file], &compiled.entry, &params_list)
+                .with_context(|| format!("{op} {params} ({}): launch {i}: manifest parameters vs cubin", p.variant))?;
+        }
+        let mut pj = plan_json(p, &cubin_file, &compiled.entry, &launches);
+        if !compiled.launch_checks.is_empty() {
+            pj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
+        }
+        Ok(pj)
+    }
+}
+
+fn export_into(
+    configs: &[SuiteConfig],
+    out: &Path,
+    tc: &Toolchain,
+    opts: &Options,
+    scratch: &Path,
+    report: &mut Report,
+) -> Result<()> {
+    let target = &opts.target;
     for &op in plan::OPERATORS {
         let mine: Vec<&SuiteConfig> = configs.iter().filter(|c| c.op == op).collect();
         if mine.is_empty() {
@@ -298,59 +440,37 @@ fn export_into(configs: &[SuiteConfig], out: &Path, tc: &Toolchain, scratch: &Pa
             std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
         }
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-
-        let mut cubins: Vec<Value> = Vec::new();
-        // cubin file -> parsed cubin, for configurations that share a specialisation.
-        let mut built: BTreeMap<String, Cubin> = BTreeMap::new();
+        let mut bundle =
+            OpBundle { dir: dir.clone(), op, tc, target, scratch, cubins: Vec::new(), built: BTreeMap::new() };
         let mut manifest_configs = Vec::new();
         for cfg in mine {
-            let p = match plan::plan_with(op, &cfg.params, cfg.overrides) {
-                Ok(Some(p)) => p,
+            let cands = match plan::candidates(op, &cfg.params, cfg.overrides, target) {
+                Ok(Some(c)) => c,
                 Ok(None) => unreachable!("{op} is in OPERATORS"),
                 Err(e) => {
                     report.skipped.push((op.to_string(), cfg.params.clone(), format!("{e:#}")));
                     continue;
                 }
             };
-            let compiled = compile(&p, tc)?;
-            let entry_params = abi::entry_params(&p.args);
-            let ir_params = abi::ir_entry_params(&compiled.ir_text, &compiled.entry)
-                .with_context(|| format!("no entry @{} in the Tile IR", compiled.entry))?;
-            abi::check_against_ir(&entry_params, &ir_params)
-                .with_context(|| format!("{op} {}: Tile IR entry vs ABI model", cfg.params))?;
-
-            let stem = format!("{}_{}", p.stem, &sha256_hex(&compiled.bytecode)[..8]);
-            let cubin_file = format!("{stem}.cubin");
-            if !built.contains_key(&cubin_file) {
-                let bc = scratch.join(format!("{stem}.bc"));
-                std::fs::write(&bc, &compiled.bytecode)?;
-                let cubin_path = dir.join(&cubin_file);
-                tc.assemble(&bc, &cubin_path)?;
-                let bytes = std::fs::read(&cubin_path)?;
-                let cubin = Cubin::parse(&bytes).with_context(|| format!("reading {}", cubin_path.display()))?;
-                ensure!(cubin.sm() == 90, "{cubin_file}: ELF targets sm_{}, expected sm_90", cubin.sm());
-                let ir_file = format!("{stem}.tileir.txt");
-                std::fs::write(dir.join(&ir_file), &compiled.ir_text)?;
-                cubins.push(json!({"file": cubin_file, "sha256": sha256_hex(&bytes), "ir": [ir_file]}));
-                built.insert(cubin_file.clone(), cubin);
+            let (chosen, source) = choose(&cands, op, &cfg.params, cfg.overrides, opts.tuning.as_ref())?;
+            let mut variants = Vec::new();
+            for p in &cands.plans {
+                variants.push((p.variant.clone(), bundle.add_plan(p, &cfg.params)?));
             }
-            let params: Vec<Param> = entry_params.iter().map(|e| e.param.clone()).collect();
-            check_against_cubin(&built[&cubin_file], &compiled.entry, &params)
-                .with_context(|| format!("{op} {}: manifest parameters vs cubin", cfg.params))?;
-
-            let mut cj = config_json(&cfg.params, &p, &cubin_file, &compiled.entry, &entry_params);
-            if !compiled.launch_checks.is_empty() {
-                cj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
-            }
-            manifest_configs.push(cj);
+            let chosen_json = &variants.iter().find(|(n, _)| *n == chosen).expect("chosen is a candidate").1;
+            manifest_configs.push(config_json(&cfg.params, chosen_json, &chosen, &source, &variants));
+            report.exported += 1;
+            report.with_variants += usize::from(variants.len() > 1);
+            report.from_record += usize::from(matches!(source, Source::Record(_)));
         }
         let manifest = json!({
             "schema": SCHEMA,
             "frontend": FRONTEND,
             "operator": op,
-            "arch": ARCH,
+            "arch": target.arch,
+            "target": target.manifest_json(),
             "toolchain": tc.manifest_json(),
-            "cubins": cubins,
+            "cubins": bundle.cubins,
             "configs": manifest_configs,
         });
         let path = dir.join("manifest.json");
@@ -359,6 +479,38 @@ fn export_into(configs: &[SuiteConfig], out: &Path, tc: &Toolchain, scratch: &Pa
     }
     report.unsupported = configs.iter().filter(|c| !plan::OPERATORS.contains(&c.op.as_str())).count();
     Ok(())
+}
+
+/// The variant a configuration gets and why: the suite's overrides pin it; else the tuning
+/// record's choice (an error if the record names a variant this configuration does not
+/// have); else the heuristic's plan.
+pub fn choose(
+    cands: &plan::Candidates,
+    op: &str,
+    params: &Value,
+    overrides: plan::Overrides,
+    record: Option<&TuningRecord>,
+) -> Result<(String, Source)> {
+    let default = cands.plans[0].variant.clone();
+    if overrides != plan::Overrides::default() {
+        return Ok((default, Source::Overrides));
+    }
+    let Some(record) = record else {
+        return Ok((default, Source::Default("no tuning record; the exporter's heuristic".into())));
+    };
+    match record.lookup(op, params) {
+        Some(name) => {
+            ensure!(
+                cands.find(name).is_some(),
+                "{}: choice for {op} {params} names variant {name:?}, which this configuration does not have \
+                 (variants: {})",
+                record.path,
+                cands.names().join(", ")
+            );
+            Ok((name.to_string(), Source::Record(record.path.clone())))
+        }
+        None => Ok((default, Source::Default(format!("not in tuning record {}; the exporter's heuristic", record.path)))),
+    }
 }
 
 /// Runs `f` on a thread with a 256 MiB stack (cutile's compiler recurses deeply).
@@ -377,6 +529,7 @@ mod tests {
     use super::*;
     use crate::abi::{KernelArg, LitValue, ScalarType};
     use crate::elf::{KParam, KernelInfo};
+    use crate::target::Target;
 
     #[test]
     fn tileiras_version_parsing() {
@@ -447,11 +600,16 @@ mod tests {
     #[test]
     fn config_json_shape() {
         let params = json!({"n": 1000003, "dtype": "float32"});
-        let p = plan::plan("vector_add", &params).unwrap().unwrap();
+        let p = plan::plan("vector_add", &params, &Target::h200()).unwrap().unwrap();
         let e = abi::entry_params(&p.args);
-        let c = config_json(&params, &p, "v.cubin", "vector_add_entry", &e);
+        let pj = plan_json(&p, "v.cubin", "vector_add_entry", &[(p.grid, e)]);
+        let c = config_json(&params, &pj, &p.variant, &Source::Default("why".into()), &[(p.variant.clone(), pj.clone())]);
         assert_eq!(c["params"], params);
         assert_eq!(c["scratch"], json!([]));
+        assert_eq!(c["tuning"]["variant"], "t1024_nohint");
+        assert_eq!(c["tuning"]["tuning_source"], "default: why");
+        // One candidate: no variants listed.
+        assert!(c.get("variants").is_none());
         let l = &c["launches"][0];
         assert_eq!(l["cubin"], "v.cubin");
         assert_eq!(l["entry"], "vector_add_entry");
@@ -465,6 +623,52 @@ mod tests {
         // Params keep the suite's key order.
         let keys: Vec<_> = c["params"].as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["n", "dtype"]);
+        // Several candidates: all listed with their names; the chosen one's plan is the config's.
+        let mut other = pj.clone();
+        other["launches"][0]["grid"] = json!([5, 1, 1]);
+        let vs = vec![("a".to_string(), pj.clone()), ("b".to_string(), other.clone())];
+        let c = config_json(&params, &other, "b", &Source::Record("rec.json".into()), &vs);
+        assert_eq!(c["launches"][0]["grid"], json!([5, 1, 1]));
+        assert_eq!(c["tuning"]["tuning_source"], "record rec.json");
+        let v = c["variants"].as_array().unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0]["name"], "a");
+        assert_eq!(v[0]["launches"][0]["grid"], json!([977, 1, 1]));
+        assert_eq!(v[1].as_object().unwrap().keys().collect::<Vec<_>>(), ["name", "tuning", "scratch", "launches"]);
+        assert!(v[1]["tuning"].get("variant").is_none());
+    }
+
+    #[test]
+    fn choosing_a_variant() {
+        let t = Target::h200();
+        let params = json!({"m": 16777216, "p": 0.5, "inplace": false, "dtype": "float16", "training": true});
+        let cands = plan::candidates("dropout", &params, plan::Overrides::default(), &t).unwrap().unwrap();
+        let none = plan::Overrides::default();
+        let (v, s) = choose(&cands, "dropout", &params, none, None).unwrap();
+        assert_eq!((v.as_str(), s.text()), ("t1024_nohint", "default: no tuning record; the exporter's heuristic".to_string()));
+        let rec = |variant: &str| {
+            let text = format!(
+                r#"{{"schema": "portbench.tuning-record/1", "frontend": "cutile_rust", "target": "h200", "choices": [
+                {{"op": "dropout", "params": {params}, "variant": "{variant}"}}]}}"#
+            );
+            TuningRecord::parse(&text, "configs/tuning/cutile_rust-h200.json", "h200").unwrap()
+        };
+        let (v, s) = choose(&cands, "dropout", &params, none, Some(&rec("t4096_occ4"))).unwrap();
+        assert_eq!((v.as_str(), s), ("t4096_occ4", Source::Record("configs/tuning/cutile_rust-h200.json".into())));
+        // A configuration the record does not have: the default, and why.
+        let other = json!({"m": 1048576, "p": 0.5, "inplace": false, "dtype": "float16", "training": true});
+        let oc = plan::candidates("dropout", &other, none, &t).unwrap().unwrap();
+        let (v, s) = choose(&oc, "dropout", &other, none, Some(&rec("t4096_occ4"))).unwrap();
+        assert_eq!(v, "t1024_nohint");
+        assert!(s.text().starts_with("default: not in tuning record configs/tuning/cutile_rust-h200.json"), "{}", s.text());
+        // A variant the configuration does not have is an error naming the record.
+        let e = choose(&cands, "dropout", &params, none, Some(&rec("t8192_occ2"))).unwrap_err().to_string();
+        assert!(e.contains("cutile_rust-h200.json") && e.contains("t8192_occ2") && e.contains("t1024_nohint"), "{e}");
+        // Suite overrides win over the record.
+        let o = plan::Overrides { tile: Some(2048), ..Default::default() };
+        let oc = plan::candidates("dropout", &params, o, &t).unwrap().unwrap();
+        let (v, s) = choose(&oc, "dropout", &params, o, Some(&rec("t4096_occ4"))).unwrap();
+        assert_eq!((v.as_str(), s), ("t2048_nohint", Source::Overrides));
     }
 
     #[test]
@@ -472,7 +676,9 @@ mod tests {
         let o = read_overrides(Some(&json!({"block_rows": 8, "tile": 2048, "occupancy": 2}))).unwrap();
         assert_eq!((o.block_rows, o.tile, o.occupancy), (Some(8), Some(2048), Some(2)));
         assert_eq!(read_overrides(None).unwrap(), plan::Overrides::default());
-        for bad in [json!({"tiles": 4}), json!({"occupancy": "many"}), json!({"block_rows": 0}), json!([4])] {
+        let o = read_overrides(Some(&json!({"occupancy": 0, "worker_warps": 8, "compute": "f32"}))).unwrap();
+        assert_eq!((o.occupancy, o.worker_warps, o.compute), (Some(0), Some(8), Some(plan::Compute::F32)));
+        for bad in [json!({"tiles": 4}), json!({"occupancy": "many"}), json!({"block_rows": 0}), json!([4]), json!({"occupancy": -1}), json!({"compute": "f64"}), json!({"compute": 1})] {
             assert!(read_overrides(Some(&bad)).is_err(), "{bad}");
         }
     }

@@ -357,7 +357,7 @@ pub mod portbench_kernels {
     /// Row softmax of `x[m, n]` in f32: `BM` whole rows per block (`BN >= n`); the padded
     /// columns load as -inf, so they add nothing to the max or the sum.
     #[cutile::entry()]
-    fn softmax<T: ElementType, const BM: i32, const BN: i32>(
+    unsafe fn softmax<T: ElementType, const BM: i32, const BN: i32>(
         x: &Tensor<T, { [-1, -1] }>,
         y: &mut Tensor<T, { [BM, BN] }>,
     ) {
@@ -369,7 +369,8 @@ pub mod portbench_kernels {
         let xf: Tile<f32, { [BM, BN] }> = convert_tile(xt);
         let mx: Tile<f32, { [BM] }> = reduce_max(xf, 1i32);
         let mx_b: Tile<f32, { [BM, BN] }> = mx.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
-        let e: Tile<f32, { [BM, BN] }> = exp(xf - mx_b);
+        // Approximate exp (ex2.approx of x log2 e), as tilegym's softmax kernels.
+        let e: Tile<f32, { [BM, BN] }> = unsafe { exp_with_rounding(xf - mx_b, rounding::Approx) };
         let s: Tile<f32, { [BM] }> = reduce_sum(e, 1i32);
         let one: Tile<f32, { [BM] }> = constant(1.0f32, shape![BM]);
         let inv: Tile<f32, { [BM] }> = one / s;
@@ -382,8 +383,12 @@ pub mod portbench_kernels {
     /// `[B, S, H, D]` storage). Block `(s_tile, b)` rotates positions
     /// `s_tile*BS .. +BS` of batch `b`, all heads; `HALF = rope_dim / 2` columns per half.
     /// Columns past `rope_dim` are neither read nor written (in place, they pass through).
+    /// `C` is the compute type: `f32`, or the element type itself (as tilegym computes, one
+    /// rounding per product), which halves the registers a tile needs. Both halves of cos and
+    /// sin are read, so the function is the reference's for any cos/sin, not only for the
+    /// `cat(freqs, freqs)` layout.
     #[cutile::entry()]
-    unsafe fn rope<T: ElementType, const HQ: i32, const HK: i32, const BS: i32, const HALF: i32>(
+    unsafe fn rope<T: ElementType, C: ElementType, const HQ: i32, const HK: i32, const BS: i32, const HALF: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         cos: &Tensor<T, { [-1, -1, -1] }>,
@@ -395,27 +400,27 @@ pub mod portbench_kernels {
         let cp: Partition<T, { [1, BS, HALF] }> = cos.partition(shape![1, BS, HALF]);
         let sp: Partition<T, { [1, BS, HALF] }> = sin.partition(shape![1, BS, HALF]);
         let c1t: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 0i32]);
-        let c2t: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 1i32]);
+        let c2t: Tile<T, { [1, BS, HALF] }> = load_view_tko(&cp, [bi, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let s1t: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 0i32]);
-        let s2t: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 1i32]);
-        let c1: Tile<f32, { [1, BS, HALF] }> = convert_tile(c1t);
-        let c2: Tile<f32, { [1, BS, HALF] }> = convert_tile(c2t);
-        let s1: Tile<f32, { [1, BS, HALF] }> = convert_tile(s1t);
-        let s2: Tile<f32, { [1, BS, HALF] }> = convert_tile(s2t);
-        let c1: Tile<f32, { [1, 1, BS, HALF] }> = c1.reshape(shape![1, 1, BS, HALF]);
-        let c2: Tile<f32, { [1, 1, BS, HALF] }> = c2.reshape(shape![1, 1, BS, HALF]);
-        let s1: Tile<f32, { [1, 1, BS, HALF] }> = s1.reshape(shape![1, 1, BS, HALF]);
-        let s2: Tile<f32, { [1, 1, BS, HALF] }> = s2.reshape(shape![1, 1, BS, HALF]);
+        let s2t: Tile<T, { [1, BS, HALF] }> = load_view_tko(&sp, [bi, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let c1: Tile<C, { [1, BS, HALF] }> = convert_tile(c1t);
+        let c2: Tile<C, { [1, BS, HALF] }> = convert_tile(c2t);
+        let s1: Tile<C, { [1, BS, HALF] }> = convert_tile(s1t);
+        let s2: Tile<C, { [1, BS, HALF] }> = convert_tile(s2t);
+        let c1: Tile<C, { [1, 1, BS, HALF] }> = c1.reshape(shape![1, 1, BS, HALF]);
+        let c2: Tile<C, { [1, 1, BS, HALF] }> = c2.reshape(shape![1, 1, BS, HALF]);
+        let s1: Tile<C, { [1, 1, BS, HALF] }> = s1.reshape(shape![1, 1, BS, HALF]);
+        let s2: Tile<C, { [1, 1, BS, HALF] }> = s2.reshape(shape![1, 1, BS, HALF]);
 
         let qp: Partition<T, { [1, HQ, BS, HALF] }> = q.partition(shape![1, HQ, BS, HALF]);
         let q1t: Tile<T, { [1, HQ, BS, HALF] }> = qp.load([bi, 0i32, st, 0i32]);
-        let q2t: Tile<T, { [1, HQ, BS, HALF] }> = qp.load([bi, 0i32, st, 1i32]);
-        let q1: Tile<f32, { [1, HQ, BS, HALF] }> = convert_tile(q1t);
-        let q2: Tile<f32, { [1, HQ, BS, HALF] }> = convert_tile(q2t);
-        let qc1: Tile<f32, { [1, HQ, BS, HALF] }> = c1.broadcast(shape![1, HQ, BS, HALF]);
-        let qc2: Tile<f32, { [1, HQ, BS, HALF] }> = c2.broadcast(shape![1, HQ, BS, HALF]);
-        let qs1: Tile<f32, { [1, HQ, BS, HALF] }> = s1.broadcast(shape![1, HQ, BS, HALF]);
-        let qs2: Tile<f32, { [1, HQ, BS, HALF] }> = s2.broadcast(shape![1, HQ, BS, HALF]);
+        let q2t: Tile<T, { [1, HQ, BS, HALF] }> = load_view_tko(&qp, [bi, 0i32, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let q1: Tile<C, { [1, HQ, BS, HALF] }> = convert_tile(q1t);
+        let q2: Tile<C, { [1, HQ, BS, HALF] }> = convert_tile(q2t);
+        let qc1: Tile<C, { [1, HQ, BS, HALF] }> = c1.broadcast(shape![1, HQ, BS, HALF]);
+        let qc2: Tile<C, { [1, HQ, BS, HALF] }> = c2.broadcast(shape![1, HQ, BS, HALF]);
+        let qs1: Tile<C, { [1, HQ, BS, HALF] }> = s1.broadcast(shape![1, HQ, BS, HALF]);
+        let qs2: Tile<C, { [1, HQ, BS, HALF] }> = s2.broadcast(shape![1, HQ, BS, HALF]);
         let qy1: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q1 * qc1 - q2 * qs1);
         let qy2: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q2 * qc2 + q1 * qs2);
         let mut qw: PartitionMut<T, { [1, HQ, BS, HALF] }> = unsafe { q.partition_full_mut(shape![1, HQ, BS, HALF]) };
@@ -424,13 +429,13 @@ pub mod portbench_kernels {
 
         let kp: Partition<T, { [1, HK, BS, HALF] }> = k.partition(shape![1, HK, BS, HALF]);
         let k1t: Tile<T, { [1, HK, BS, HALF] }> = kp.load([bi, 0i32, st, 0i32]);
-        let k2t: Tile<T, { [1, HK, BS, HALF] }> = kp.load([bi, 0i32, st, 1i32]);
-        let k1: Tile<f32, { [1, HK, BS, HALF] }> = convert_tile(k1t);
-        let k2: Tile<f32, { [1, HK, BS, HALF] }> = convert_tile(k2t);
-        let kc1: Tile<f32, { [1, HK, BS, HALF] }> = c1.broadcast(shape![1, HK, BS, HALF]);
-        let kc2: Tile<f32, { [1, HK, BS, HALF] }> = c2.broadcast(shape![1, HK, BS, HALF]);
-        let ks1: Tile<f32, { [1, HK, BS, HALF] }> = s1.broadcast(shape![1, HK, BS, HALF]);
-        let ks2: Tile<f32, { [1, HK, BS, HALF] }> = s2.broadcast(shape![1, HK, BS, HALF]);
+        let k2t: Tile<T, { [1, HK, BS, HALF] }> = load_view_tko(&kp, [bi, 0i32, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+        let k1: Tile<C, { [1, HK, BS, HALF] }> = convert_tile(k1t);
+        let k2: Tile<C, { [1, HK, BS, HALF] }> = convert_tile(k2t);
+        let kc1: Tile<C, { [1, HK, BS, HALF] }> = c1.broadcast(shape![1, HK, BS, HALF]);
+        let kc2: Tile<C, { [1, HK, BS, HALF] }> = c2.broadcast(shape![1, HK, BS, HALF]);
+        let ks1: Tile<C, { [1, HK, BS, HALF] }> = s1.broadcast(shape![1, HK, BS, HALF]);
+        let ks2: Tile<C, { [1, HK, BS, HALF] }> = s2.broadcast(shape![1, HK, BS, HALF]);
         let ky1: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k1 * kc1 - k2 * ks1);
         let ky2: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k2 * kc2 + k1 * ks2);
         let mut kw: PartitionMut<T, { [1, HK, BS, HALF] }> = unsafe { k.partition_full_mut(shape![1, HK, BS, HALF]) };
@@ -448,14 +453,20 @@ pub mod portbench_kernels {
         let pid: (i32, i32, i32) = get_tile_block_id();
         let xp: Partition<T, { [BR, 1, BH] }> = x.partition(shape![BR, 1, BH]);
         let gt: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 0i32, pid.1]);
-        let ut: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 1i32, pid.1]);
+        // Index 1 of the middle axis (extent 2) is always inside: no runtime check.
+        let ut: Tile<T, { [BR, 1, BH] }> =
+            load_view_tko(&xp, [pid.0, 1i32, pid.1], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let g: Tile<f32, { [BR, 1, BH] }> = convert_tile(gt);
         let u: Tile<f32, { [BR, 1, BH] }> = convert_tile(ut);
         let g: Tile<f32, { [BR, BH] }> = g.reshape(shape![BR, BH]);
         let u: Tile<f32, { [BR, BH] }> = u.reshape(shape![BR, BH]);
         let one: Tile<f32, { [BR, BH] }> = constant(1.0f32, shape![BR, BH]);
-        let zero: Tile<f32, { [BR, BH] }> = constant(0.0f32, shape![BR, BH]);
-        let sg: Tile<f32, { [BR, BH] }> = true_div(g, one + exp(zero - g));
+        // e^-g as 2^(-g log2 e), flushing denormals (tilegym's formulation): the full-precision
+        // exp's range reduction took 160 more instructions per 32 elements than the kernel's
+        // memory traffic can hide in fp16.
+        let neg_log2e: Tile<f32, { [BR, BH] }> = constant(-1.4426950408889634f32, shape![BR, BH]);
+        let e: Tile<f32, { [BR, BH] }> = exp2(mulf(g, neg_log2e, rounding::NearestEven, ftz::Enabled), ftz::Enabled);
+        let sg: Tile<f32, { [BR, BH] }> = true_div(g, one + e);
         let yt: Tile<T, { [BR, BH] }> = convert_tile(sg * u);
         y.store(yt);
     }

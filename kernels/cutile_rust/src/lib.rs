@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //! portbench's cuTile Rust front end: the kernels (`portbench_kernels`) and the exporter
-//! that turns a suite into sm_90 bundles (docs/bundle-manifest.md, docs/cutile-rust.md)
-//! without a GPU.
+//! that turns a suite into bundles for a target GPU (configs/targets/, docs/bundle-manifest.md,
+//! docs/cutile-rust.md) without a GPU.
 
 pub mod abi;
 pub mod elf;
 pub mod export;
 mod kernels;
 pub mod plan;
+pub mod target;
+pub mod tuning;
 
 pub use kernels::portbench_kernels;

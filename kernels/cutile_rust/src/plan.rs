@@ -7,6 +7,7 @@ use cutile::cutile_compiler::specialization::{compute_spec, SpecializationBits};
 use serde_json::{json, Map, Value};
 
 use crate::abi::{KernelArg, LitValue, ScalarType};
+use crate::target::Target;
 
 /// Operators this front end exports.
 pub const OPERATORS: &[&str] =
@@ -40,10 +41,6 @@ pub const NORM_MAX_BN: i64 = 8192;
 /// address gives the same facts (cutile caps pointer divisibility at 16 bytes), and
 /// `cuMemAlloc` returns 256-byte aligned memory.
 pub const ASSUMED_BASE_ADDR: u64 = 256;
-
-/// Number of SMs on the target (H100/H200, sm_90); the tile heuristics aim for a few
-/// tile blocks per SM.
-pub const TARGET_SMS: i64 = 132;
 
 /// A tensor of the operator spec as this configuration lays it out.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,20 +98,66 @@ pub struct Plan {
     pub tuning: Map<String, Value>,
     /// Stem of the cubin and IR file names, without the content hash.
     pub stem: String,
+    /// The plan's name among the configuration's tuning variants: its knobs, e.g.
+    /// `s1_io_occ9` (the same name means the same knobs in every configuration of an operator).
+    pub variant: String,
     /// cuTile `occupancy` hint (CTAs per SM) for tileiras, when the plan sets one.
     pub occupancy: Option<i32>,
+    /// tileiras `num_worker_warps_per_cta`, when the plan sets it.
+    pub worker_warps: Option<i32>,
+    /// Further launches of the same entry after the first (`grid`, `args`), in order: a plan
+    /// that covers its tensors in parts (rope over batch groups when one launch's offsets would
+    /// overflow cutile-rs's i32 indices).
+    pub extra_launches: Vec<LaunchArgs>,
 }
 
-/// Tuning choices that replace the heuristics (for sweeps; the exporter uses none).
+/// One more launch of a plan's entry.
+#[derive(Clone, Debug)]
+pub struct LaunchArgs {
+    pub grid: [u32; 3],
+    pub args: Vec<KernelArg>,
+}
+
+/// Tuning choices that replace the heuristics: a suite entry's `tuning` object, and the
+/// knobs of the tuning variants ([`candidates`]). `None` keeps the heuristic's choice.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Overrides {
-    /// 1-D tile (vector_add, swiglu, dropout) or the column chunk of the looping row kernels
-    /// (rms_norm, layer_norm: setting it selects the loop).
+    /// 1-D tile (vector_add, swiglu, dropout), silu_and_mul's column tile `BH`, or the column
+    /// chunk of the looping row kernels (rms_norm, layer_norm: setting it selects the loop).
     pub tile: Option<i64>,
     /// Rows per block (`BM`, `BR`, rope's `BS`) of the row and elementwise kernels.
     pub block_rows: Option<i64>,
-    /// cuTile occupancy hint.
+    /// cuTile occupancy hint; `Some(0)`: no hint (tileiras chooses, as cuTile Python does for
+    /// a kernel without one).
     pub occupancy: Option<i32>,
+    /// tileiras worker warps per CTA (`num_worker_warps_per_cta`: 4 or 8).
+    pub worker_warps: Option<i32>,
+    /// rope's compute type.
+    pub compute: Option<Compute>,
+}
+
+/// The type a kernel computes in: `f32`, or the tensors' own element type (one rounding per
+/// operation in fp16/bf16, as tilegym's rope does; half the registers of f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compute {
+    F32,
+    Io,
+}
+
+impl Compute {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compute::F32 => "f32",
+            Compute::Io => "io",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Compute> {
+        Ok(match s {
+            "f32" => Compute::F32,
+            "io" => Compute::Io,
+            other => bail!("compute must be \"f32\" or \"io\" (the element type), got {other:?}"),
+        })
+    }
 }
 
 /// portbench dtype name -> (cutile element type, bytes).
@@ -172,11 +215,6 @@ fn pow2_ceil(v: i64) -> i64 {
     (v.max(1) as u64).next_power_of_two() as i64
 }
 
-fn pow2_floor(v: i64) -> i64 {
-    let v = v.max(1) as u64;
-    1i64 << (63 - v.leading_zeros())
-}
-
 fn param_str<'a>(params: &'a Value, key: &str) -> Result<&'a str> {
     params.get(key).and_then(Value::as_str).with_context(|| format!("missing or non-string parameter {key:?}"))
 }
@@ -197,10 +235,10 @@ fn grid_of(extents: &[i64], tile: &[i64]) -> Result<[u32; 3]> {
 }
 
 /// vector_add tile: the largest of 4096/2048/1024 elements that still gives at least
-/// four tile blocks per SM, else 1024.
-pub fn vector_add_tile(n: i64) -> i64 {
+/// four tile blocks per SM (`sms` SMs), else 1024.
+pub fn vector_add_tile(n: i64, sms: i64) -> i64 {
     for t in [4096, 2048] {
-        if ceil_div(n, t) >= 4 * TARGET_SMS {
+        if ceil_div(n, t) >= 4 * sms {
             return t;
         }
     }
@@ -210,16 +248,16 @@ pub fn vector_add_tile(n: i64) -> i64 {
 /// rms_norm tiles `(BM, BN)`: `BN` is the row length rounded up to a power of two (at
 /// least 16), so one tile block owns whole rows; `BM` rows per block, a power of two
 /// with `BM * BN <= 8192` elements, lowered until there is at least one tile block per
-/// SM (or `BM` is 1).
+/// SM (`sms` SMs) or `BM` is 1.
 ///
 /// Measured on an H200 (tools/gpu_check.py --time over BM in 1..16 and occupancy
 /// none/2/4, docs/cutile-rust.md): 8192-element tiles with an occupancy hint of 4 were
 /// the fastest or within a few percent for the smoke shapes; without the hint tileiras
 /// schedules too few CTAs per SM and the kernel runs up to 2.5x slower.
-pub fn rms_norm_tiles(m: i64, n: i64) -> (i64, i64) {
+pub fn rms_norm_tiles(m: i64, n: i64, sms: i64) -> (i64, i64) {
     let bn = (n as u64).next_power_of_two().max(16) as i64;
     let mut bm = (8192 / bn).max(1);
-    while bm > 1 && ceil_div(m, bm) < TARGET_SMS {
+    while bm > 1 && ceil_div(m, bm) < sms {
         bm /= 2;
     }
     (bm, bn)
@@ -236,32 +274,161 @@ pub fn rms_norm_occupancy(bm: i64, bn: i64) -> i32 {
 
 /// The plan for one configuration, `Ok(None)` when the operator is not one of
 /// [`OPERATORS`], an error when the operator is but the configuration is out of range.
-pub fn plan(op: &str, params: &Value) -> Result<Option<Plan>> {
-    plan_with(op, params, Overrides::default())
+pub fn plan(op: &str, params: &Value, t: &Target) -> Result<Option<Plan>> {
+    plan_with(op, params, Overrides::default(), t)
 }
 
 /// [`plan`] with tuning overrides.
-pub fn plan_with(op: &str, params: &Value, o: Overrides) -> Result<Option<Plan>> {
+pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     let mut p = match op {
-        "vector_add" => plan_vector_add(params, o)?,
-        "rms_norm" => plan_rms_norm(params, o)?,
-        "layer_norm_legacy" => plan_layer_norm(params, o)?,
-        "softmax" => plan_softmax(params, o)?,
+        "vector_add" => plan_vector_add(params, o, t)?,
+        "rms_norm" => plan_rms_norm(params, o, t)?,
+        "layer_norm_legacy" => plan_layer_norm(params, o, t)?,
+        "softmax" => plan_softmax(params, o, t)?,
         "rope" => plan_rope(params, o)?,
-        "silu_and_mul" => plan_silu_and_mul(params, o)?,
-        "swiglu" => plan_swiglu(params, o)?,
+        "silu_and_mul" => plan_silu_and_mul(params, o, t)?,
+        "swiglu" => plan_swiglu(params, o, t)?,
         "dropout" => plan_dropout(params, o)?,
         _ => return Ok(None),
     };
-    if o.occupancy.is_some() {
-        p.occupancy = o.occupancy;
+    if let Some(occ) = o.occupancy {
+        p.occupancy = (occ != 0).then_some(occ);
     }
-    if let Some(occ) = p.occupancy {
-        ensure!((1..=32).contains(&occ), "occupancy must be 1..=32, got {occ}");
-        p.tuning.insert("occupancy".into(), json!(occ));
-        p.stem = format!("{}_occ{occ}", p.stem);
+    match p.occupancy {
+        Some(occ) => {
+            ensure!((1..=32).contains(&occ), "occupancy must be 1..=32 (0: no hint), got {occ}");
+            p.tuning.insert("occupancy".into(), json!(occ));
+            p.stem = format!("{}_occ{occ}", p.stem);
+            p.variant = format!("{}_occ{occ}", p.variant);
+        }
+        None => {
+            p.tuning.insert("occupancy".into(), json!("none"));
+            p.variant = format!("{}_nohint", p.variant);
+        }
+    }
+    if let Some(w) = o.worker_warps {
+        p.worker_warps = Some(w);
+    }
+    if let Some(w) = p.worker_warps {
+        // tileiras 13.4 accepts 4 and 8 (docs/cutile-rust.md).
+        ensure!(w == 4 || w == 8, "worker_warps must be 4 or 8, got {w}");
+        p.tuning.insert("worker_warps".into(), json!(w));
+        p.stem = format!("{}_w{w}", p.stem);
+        p.variant = format!("{}_w{w}", p.variant);
     }
     Ok(Some(p))
+}
+
+/// The candidate plans of one configuration: what an autotuner would try, timed on the GPU by
+/// one call (docs/cutile-rust.md, "Tuning variants"); the manifest lists them as the
+/// configuration's `variants`.
+#[derive(Clone, Debug)]
+pub struct Candidates {
+    /// The heuristic's plan first (the default), then the alternatives, no two of one name.
+    pub plans: Vec<Plan>,
+}
+
+impl Candidates {
+    pub fn find(&self, variant: &str) -> Option<&Plan> {
+        self.plans.iter().find(|p| p.variant == variant)
+    }
+    pub fn names(&self) -> Vec<&str> {
+        self.plans.iter().map(|p| p.variant.as_str()).collect()
+    }
+}
+
+/// [`plan_with`] and, without overrides (they pin the plan), the operator's alternatives
+/// ([`alternatives`]) that apply to this configuration. `Ok(None)` as [`plan`].
+pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Candidates>> {
+    let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
+    let mut plans = vec![first];
+    if o == Overrides::default() {
+        for alt in alternatives(op, params, t) {
+            // An alternative outside the kernel's range for this shape is no candidate.
+            if let Ok(Some(p)) = plan_with(op, params, alt, t) {
+                if plans.iter().all(|q| q.variant != p.variant) {
+                    plans.push(p);
+                }
+            }
+        }
+    }
+    Ok(Some(Candidates { plans }))
+}
+
+fn knobs(block_rows: Option<i64>, tile: Option<i64>, occupancy: i32) -> Overrides {
+    Overrides { block_rows, tile, occupancy: Some(occupancy), ..Default::default() }
+}
+
+/// Per operator, the plans worth timing beside the heuristic's where the best one cannot be
+/// known without the GPU (docs/cutile-rust.md, "Tuning variants"); empty where the heuristic
+/// has been measured to be at the front (rms_norm, layer_norm, swiglu, vector_add). Each
+/// alternative names all its knobs, so a variant name means the same plan in every
+/// configuration.
+pub fn alternatives(op: &str, params: &Value, t: &Target) -> Vec<Overrides> {
+    let int = |k: &str| params.get(k).and_then(Value::as_i64).filter(|&v| v > 0);
+    match op {
+        // tilegym autotunes its rope over occupancy 1, 7, 9, 12; f32 arithmetic needs about
+        // 90 registers (at occupancy 8 it spills), so it gets occupancy 4. Two positions per
+        // block stage the tiles through shared memory: no candidate.
+        "rope" => {
+            let io = |occ| Overrides { compute: Some(Compute::Io), ..knobs(Some(1), None, occ) };
+            let f32 = |occ| Overrides { compute: Some(Compute::F32), ..knobs(Some(1), None, occ) };
+            vec![io(7), io(12), io(4), f32(4)]
+        }
+        // tilegym's own shape (one row per block, the whole row, no hint: 216 registers for
+        // 8192 fp16 columns here, 85 in tilegym), the same with occupancy 4 (tileiras then fits
+        // 128 registers without spilling), the default tiles at other occupancies and with 8
+        // worker warps (tilegym sets 8 for rows over 2 KB when it autotunes), and the earlier
+        // plan (4096 elements a half-tile whatever the element size).
+        "silu_and_mul" => {
+            let (Some(h), Some(rows)) = (int("hidden_size"), int("batch").zip(int("seq_len")).map(|(b, s)| b * s)) else {
+                return vec![];
+            };
+            let row = silu_and_mul_row_tile(params);
+            let mut v = vec![knobs(Some(1), row, 0), knobs(Some(1), row, 4)];
+            let bytes = params.get("dtype").and_then(Value::as_str).and_then(|d| element_type(d).ok()).map_or(4, |e| e.1);
+            if let Ok((br, bh)) = silu_and_mul_tiles(rows, h, bytes, t.sm_count, Overrides::default()) {
+                v.extend([2, 6, 8].map(|occ| knobs(Some(br), Some(bh), occ)));
+                if bytes == 4 {
+                    // 8 worker warps spill 32-40 bytes in fp16 (64 registers a thread).
+                    v.push(Overrides { worker_warps: Some(8), ..knobs(Some(br), Some(bh), 4) });
+                }
+            }
+            let bh = pow2_ceil(h).clamp(16, 1024);
+            v.push(knobs(Some((4096 / bh).max(1)), Some(bh), 4));
+            v
+        }
+        "dropout" => vec![
+            knobs(None, Some(1024), 16),
+            knobs(None, Some(1024), 8),
+            knobs(None, Some(2048), 0),
+            knobs(None, Some(4096), 0),
+            knobs(None, Some(4096), 4),
+        ],
+        // tilegym's softmax schedules take occupancy 2..8 (TMA) and worker warps (gather).
+        // Here a higher occupancy than the default's spills (8192-element tiles at
+        // occupancy 8: 272 bytes of stack; 16384 at 4: 440), so the candidates are lower
+        // occupancies (more registers), 4 worker warps, and half or twice the rows.
+        "softmax" => {
+            let (Some(m), Some(n)) = (int("m"), int("n")) else { return vec![] };
+            let (bm, bn) = row_tiles(m, n, t.sm_count);
+            let default_occ = rms_norm_occupancy(bm, bn);
+            let mut v: Vec<Overrides> = [1, 2]
+                .into_iter()
+                .filter(|&o| o < default_occ)
+                .map(|o| Overrides { occupancy: Some(o), ..Default::default() })
+                .collect();
+            v.push(Overrides { worker_warps: Some(4), ..Default::default() });
+            if bm > 1 {
+                v.push(Overrides { block_rows: Some(bm / 2), occupancy: Some(rms_norm_occupancy(bm / 2, bn)), ..Default::default() });
+            }
+            if 2 * bm * bn <= ROW_MAX_BN {
+                v.push(Overrides { block_rows: Some(2 * bm), occupancy: Some(rms_norm_occupancy(2 * bm, bn)), ..Default::default() });
+            }
+            v
+        }
+        _ => vec![],
+    }
 }
 
 fn check_pow2(what: &str, v: i64) -> Result<i64> {
@@ -274,7 +441,12 @@ fn tensor_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
 }
 
 fn view_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
-    KernelArg::View { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition }
+    view_arg_at(t, 0, partition)
+}
+
+/// [`view_arg`] of a view that starts `offset` elements into the tensor.
+fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
+    KernelArg::View { name: t.name.clone(), offset, shape: t.shape.clone(), strides: t.strides.clone(), partition }
 }
 
 fn spec_json(t: &TensorLayout) -> Value {
@@ -291,14 +463,14 @@ fn specialization_json(tensors: &[TensorLayout]) -> Value {
     Value::Object(tensors.iter().map(|t| (t.name.clone(), spec_json(t))).collect())
 }
 
-fn plan_vector_add(params: &Value, o: Overrides) -> Result<Plan> {
+fn plan_vector_add(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let n = param_i64(params, "n")?;
     let dtype = param_str(params, "dtype")?;
     ensure!(dtype == "float32", "vector_add supports float32 only, got {dtype:?}");
     let (elem, bytes) = element_type(dtype)?;
     let tile = match o.tile {
-        Some(t) => check_pow2("tile", t)?,
-        None => vector_add_tile(n),
+        Some(v) => check_pow2("tile", v)?,
+        None => vector_add_tile(n, t.sm_count),
     };
     let tensors: Vec<TensorLayout> =
         ["x", "y", "out"].iter().map(|name| TensorLayout::contiguous(name, &[n], bytes)).collect();
@@ -313,14 +485,17 @@ fn plan_vector_add(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), tile.to_string()],
         grid: grid_of(&[n], &[tile])?,
         stem: format!("vector_add_{elem}_t{tile}"),
+        variant: format!("t{tile}"),
         occupancy: None,
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
     })
 }
 
-fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
+fn plan_rms_norm(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let m = param_i64(params, "m")?;
     let n = param_i64(params, "n")?;
     ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
@@ -336,7 +511,7 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
         TensorLayout::contiguous("w", &[n], bytes),
         TensorLayout::contiguous("y", &[m, n], bytes),
     ];
-    let (looping, bm, bn) = norm_tiles(m, n, o)?;
+    let (looping, bm, bn) = norm_tiles(m, n, o, t)?;
     let scalars = [
         KernelArg::Scalar { name: "eps".into(), ty: ScalarType::F32, value: LitValue::Float(eps) },
         KernelArg::Scalar { name: "offset".into(), ty: ScalarType::F32, value: LitValue::Float(offset) },
@@ -364,7 +539,10 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
         grid: grid_of(&[m], &[bm])?,
         stem: format!("{kernel}_{elem}_bm{bm}_bn{bn}"),
+        variant: format!("r{bm}_t{bn}"),
         occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -374,12 +552,12 @@ fn plan_rms_norm(params: &Value, o: Overrides) -> Result<Plan> {
 /// `(looping, BM, BN)` of rms_norm and layer_norm: rows up to [`NORM_MAX_BN`] in one tile as
 /// [`rms_norm_tiles`], wider ones walked in [`NORM_LOOP_BN`]-column chunks by one row per block;
 /// a `tile` override asks for the looping kernel with that chunk, `block_rows` sets `BM`.
-fn norm_tiles(m: i64, n: i64, o: Overrides) -> Result<(bool, i64, i64)> {
+fn norm_tiles(m: i64, n: i64, o: Overrides, t: &Target) -> Result<(bool, i64, i64)> {
     let looping = pow2_ceil(n).max(16) > NORM_MAX_BN || o.tile.is_some();
     let (mut bm, bn) = match (looping, o.tile) {
         (true, Some(t)) => (1, check_pow2("tile", t)?),
         (true, None) => (1, NORM_LOOP_BN),
-        (false, _) => rms_norm_tiles(m, n),
+        (false, _) => rms_norm_tiles(m, n, t.sm_count),
     };
     if let Some(r) = o.block_rows {
         bm = check_pow2("block_rows", r)?;
@@ -389,11 +567,11 @@ fn norm_tiles(m: i64, n: i64, o: Overrides) -> Result<(bool, i64, i64)> {
 
 /// Tiles `(BM, BN)` of the one-tile-per-row kernels (layer_norm, softmax): as
 /// [`rms_norm_tiles`], `BN` the row rounded up to a power of two, `BM * BN <= 8192`.
-pub fn row_tiles(m: i64, n: i64) -> (i64, i64) {
-    rms_norm_tiles(m, n)
+pub fn row_tiles(m: i64, n: i64, sms: i64) -> (i64, i64) {
+    rms_norm_tiles(m, n, sms)
 }
 
-fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
+fn plan_layer_norm(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let m = param_i64(params, "m")?;
     let n = param_i64(params, "n")?;
     ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
@@ -406,7 +584,7 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
     let persistent = variant == "persistent_layer_norm";
     let eps = param_f64_or(params, "eps", if persistent { 1e-6 } else { 1e-5 })?;
     let shift = param_f64_or(params, "weight_shift", 0.0)?;
-    let (looping, mut bm, bn) = norm_tiles(m, n, o)?;
+    let (looping, mut bm, bn) = norm_tiles(m, n, o, t)?;
     // Only where the rows divide evenly: the looping kernels store without bounds checks.
     if looping && o.block_rows.is_none() && m % LAYER_NORM_LOOP_BM == 0 {
         bm = LAYER_NORM_LOOP_BM;
@@ -455,19 +633,22 @@ fn plan_layer_norm(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
         grid: grid_of(&[m], &[bm])?,
         stem: format!("{kernel}_{elem}_bm{bm}_bn{bn}"),
+        variant: format!("r{bm}_t{bn}"),
         occupancy: Some(if looping { 4 } else { rms_norm_occupancy(bm, bn) }),
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
     })
 }
 
-fn plan_softmax(params: &Value, o: Overrides) -> Result<Plan> {
+fn plan_softmax(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let m = param_i64(params, "m")?;
     let n = param_i64(params, "n")?;
     ensure!(m.checked_mul(n).is_some_and(|e| e <= i32::MAX as i64), "m*n = {m}*{n} exceeds i32 indexing");
     let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
-    let (mut bm, bn) = row_tiles(m, n);
+    let (mut bm, bn) = row_tiles(m, n, t.sm_count);
     ensure!(bn <= ROW_MAX_BN, "softmax keeps a row in one tile; n = {n} exceeds {ROW_MAX_BN}");
     if let Some(r) = o.block_rows {
         bm = check_pow2("block_rows", r)?;
@@ -489,18 +670,24 @@ fn plan_softmax(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), bm.to_string(), bn.to_string()],
         grid: grid_of(&[m], &[bm])?,
         stem: format!("softmax_{elem}_bm{bm}_bn{bn}"),
+        variant: format!("r{bm}"),
         occupancy: Some(rms_norm_occupancy(bm, bn)),
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
     })
 }
 
-/// rope: positions per block `BS` (power of two) so that one q half-tile
-/// `[1, HQ, BS, HALF]` holds about 4096 elements, at most the sequence rounded up.
-pub fn rope_block_seq(s: i64, hq: i64, half: i64) -> i64 {
-    pow2_floor((4096 / (pow2_ceil(hq) * half)).max(1)).min(pow2_ceil(s))
-}
+/// rope's default: one position per block (`BS = 1`, grid `(S, B)`), all heads of q and k,
+/// arithmetic in the element type, occupancy hint 9: tilegym's choice (`_rope_kernel`, one
+/// block per (batch, position), `occupancy=9` without autotuning). Measured on the H200 with
+/// the earlier plan (`BS` positions so a half-tile held 4096 elements, f32 arithmetic,
+/// occupancy 4): 128 registers and 50 KB of shared memory per block, 16.1 ms against tilegym's
+/// 4.4 ms on the largest configuration (docs/cutile-rust.md, "Against tilegym").
+pub const ROPE_BLOCK_SEQ: i64 = 1;
+pub const ROPE_OCCUPANCY: i32 = 9;
 
 fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     let b = param_i64(params, "bsz")?;
@@ -514,62 +701,115 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     ensure!(rd > 0 && rd <= d && rd % 2 == 0, "rope_dim = {rd} must be even and in (0, head_dim]");
     let half = rd / 2;
     ensure!(half & (half - 1) == 0, "rope rotates halves as whole tiles; rope_dim/2 = {half} is not a power of two");
-    // cutile-rs 0.5.0 passes shapes and strides as i32: the largest element offset must fit, so
-    // a tensor may hold up to 2^31 elements (tilegym's seq_len 65536 with 32 heads of 128). The
-    // H200 check of those configurations compares every element with fp64 (docs/cutile-rust.md).
-    for (what, h) in [("q", hq), ("k", hkv)] {
-        ensure!(
-            b.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e - 1 <= i32::MAX as i64),
-            "{what}'s largest element offset exceeds i32 (cutile-rs shapes and strides are i32)"
-        );
-    }
-    let mut bs = rope_block_seq(s, hq, half);
-    if let Some(r) = o.block_rows {
-        bs = check_pow2("block_rows", r)?;
-    }
+    // cutile-rs 0.5.0 passes shapes and strides as i32: a view's largest element offset must
+    // fit, so one launch covers at most 2^31 elements of q and of k (tilegym's seq_len 65536 with
+    // 32 heads of 128; the H200 check of those compares every element with fp64). Larger
+    // tensors are covered by several launches over groups of `nb` batches, each seeing its
+    // group as a view that starts inside the tensors (manifest `ptr` offsets).
+    let fits = |nb: i64| {
+        [hq, hkv].iter().all(|&h| {
+            nb.checked_mul(s).and_then(|v| v.checked_mul(h)).and_then(|v| v.checked_mul(d)).is_some_and(|e| e - 1 <= i32::MAX as i64)
+        })
+    };
+    let nb = (1..=b).rev().find(|&nb| b % nb == 0 && fits(nb));
+    let nb = nb.context("one batch of q or k exceeds i32 offsets (cutile-rs shapes and strides are i32)")?;
+    let bs = match o.block_rows {
+        Some(r) => check_pow2("block_rows", r)?,
+        None => ROPE_BLOCK_SEQ,
+    };
+    let compute = o.compute.unwrap_or(Compute::Io);
+    let celem = match compute {
+        Compute::F32 => "f32",
+        Compute::Io => elem,
+    };
     let (hq_t, hk_t) = (pow2_ceil(hq), pow2_ceil(hkv));
-    // q, k: [B, H, S, D] views of [B, S, H, D] storage (reference/src/ops/rope.cpp).
+    // q, k: [B, H, S, D] views of [B, S, H, D] storage (reference/src/ops/rope.cpp); with batch
+    // groups, the [nb, ...] part of each tensor that one launch sees.
     let tensors = vec![
-        TensorLayout::strided("q", &[b, hq, s, d], &[s * hq * d, d, hq * d, 1], bytes),
-        TensorLayout::strided("k", &[b, hkv, s, d], &[s * hkv * d, d, hkv * d, 1], bytes),
-        TensorLayout::contiguous("cos", &[b, s, rd], bytes),
-        TensorLayout::contiguous("sin", &[b, s, rd], bytes),
+        TensorLayout::strided("q", &[nb, hq, s, d], &[s * hq * d, d, hq * d, 1], bytes),
+        TensorLayout::strided("k", &[nb, hkv, s, d], &[s * hkv * d, d, hkv * d, 1], bytes),
+        TensorLayout::contiguous("cos", &[nb, s, rd], bytes),
+        TensorLayout::contiguous("sin", &[nb, s, rd], bytes),
     ];
-    let args = tensors.iter().map(|t| tensor_arg(t, None)).collect();
+    let group_args = |g: i64| -> Vec<KernelArg> {
+        // Group g starts g*nb batches in: batch stride times that, per tensor.
+        tensors.iter().map(|t| view_arg_at(t, g * nb * t.strides[0], None)).collect()
+    };
+    let (args, extra_launches): (Vec<KernelArg>, Vec<LaunchArgs>) = if nb == b {
+        (tensors.iter().map(|t| tensor_arg(t, None)).collect(), Vec::new())
+    } else {
+        let grid = grid_of(&[s, nb], &[bs, 1])?;
+        (group_args(0), (1..b / nb).map(|g| LaunchArgs { grid, args: group_args(g) }).collect())
+    };
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!("rope"));
     tuning.insert("block_seq".into(), json!(bs));
     tuning.insert("q_heads_tile".into(), json!(hq_t));
     tuning.insert("kv_heads_tile".into(), json!(hk_t));
     tuning.insert("rope_dim".into(), json!(rd));
+    tuning.insert("compute".into(), json!(celem));
     tuning.insert("in_place".into(), json!("q and k are read and written only on their first rope_dim columns"));
+    tuning.insert("cos_sin_read".into(), json!("both halves of rope_dim"));
+    if nb != b {
+        tuning.insert("batch_groups".into(), json!({"launches": b / nb, "batches_per_launch": nb,
+            "why": "one launch's largest element offset must fit i32 (cutile-rs shapes and strides are i32)"}));
+    }
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "rope",
         elem,
-        generics: vec![elem.to_string(), hq_t.to_string(), hk_t.to_string(), bs.to_string(), half.to_string()],
-        grid: grid_of(&[s, b], &[bs, 1])?,
-        stem: format!("rope_{elem}_hq{hq_t}_hk{hk_t}_bs{bs}_h{half}"),
-        occupancy: Some(4),
+        generics: vec![elem.to_string(), celem.to_string(), hq_t.to_string(), hk_t.to_string(), bs.to_string(), half.to_string()],
+        grid: grid_of(&[s, nb], &[bs, 1])?,
+        stem: format!("rope_{elem}_c{celem}_hq{hq_t}_hk{hk_t}_bs{bs}_h{half}"),
+        variant: format!("s{bs}_{}", compute.name()),
+        occupancy: Some(ROPE_OCCUPANCY),
+        worker_warps: None,
+        extra_launches,
         tensors,
         args,
         tuning,
     })
 }
 
-/// silu_and_mul tiles `(BR, BH)`: `BH` = H rounded up to a power of two, at most 1024;
-/// `BR` rows so that a half-tile holds 4096 elements, lowered while there are fewer than
-/// four blocks per SM.
-pub fn silu_and_mul_tiles(rows: i64, h: i64) -> (i64, i64) {
-    let bh = pow2_ceil(h).clamp(16, 1024);
-    let mut br = (4096 / bh).max(1);
-    while br > 1 && ceil_div(rows, br) * ceil_div(h, bh) < 4 * TARGET_SMS {
-        br /= 2;
-    }
-    (br, bh)
+/// The widest column tile of silu_and_mul's row-per-block variants: a whole row of each half
+/// up to 8192 elements (tilegym's 8192-wide fp32 rows take 70 registers).
+pub const SILU_MAX_BH: i64 = 8192;
+
+/// Bytes of one silu_and_mul half-tile (gate or up) in the default plan.
+pub const SILU_HALF_TILE_BYTES: i64 = 16384;
+
+/// The row-per-block column tile (tilegym's shape): `H` rounded up to a power of two (at
+/// least 16), at most [`SILU_MAX_BH`]; `None` when the suite lacks `hidden_size`.
+fn silu_and_mul_row_tile(params: &Value) -> Option<i64> {
+    params.get("hidden_size").and_then(Value::as_i64).filter(|&h| h > 0).map(|h| pow2_ceil(h).clamp(16, SILU_MAX_BH))
 }
 
-fn plan_silu_and_mul(params: &Value, o: Overrides) -> Result<Plan> {
+/// silu_and_mul tiles `(BR, BH)`: half-tiles of [`SILU_HALF_TILE_BYTES`] whatever the element
+/// size, `BH` = H rounded up to a power of two, at most 4 KB of columns (1024 fp32, 2048
+/// fp16/bf16), `BR` the rows that fill the half-tile, lowered while there are fewer than four
+/// blocks per SM. In fp32 this is the earlier plan (1024 columns, 4 rows), at 0.99 of
+/// tilegym's speed on the H200; that plan's fp16 kept 4096 *elements* (8 KB) a half-tile with
+/// the same 128 registers and occupancy 4, so half the bytes in flight per SM, and ran at 0.51:
+/// the tile is now sized in bytes. `tile` and `block_rows` override `BH` and `BR`.
+pub fn silu_and_mul_tiles(rows: i64, h: i64, bytes: i32, sms: i64, o: Overrides) -> Result<(i64, i64)> {
+    let bh = match o.tile {
+        Some(t) => check_pow2("tile", t)?,
+        None => pow2_ceil(h).clamp(16, 4096 / bytes as i64),
+    };
+    let br = match o.block_rows {
+        Some(r) => check_pow2("block_rows", r)?,
+        None => {
+            let mut br = (SILU_HALF_TILE_BYTES / bytes as i64 / bh).max(1);
+            while br > 1 && ceil_div(rows, br) * ceil_div(h, bh) < 4 * sms {
+                br /= 2;
+            }
+            br
+        }
+    };
+    Ok((br, bh))
+}
+
+fn plan_silu_and_mul(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let b = param_i64(params, "batch")?;
     let s = param_i64(params, "seq_len")?;
     let h = param_i64(params, "hidden_size")?;
@@ -577,10 +817,7 @@ fn plan_silu_and_mul(params: &Value, o: Overrides) -> Result<Plan> {
     let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
     let rows = b * s;
     ensure!(rows.checked_mul(2 * h).is_some_and(|e| e <= i32::MAX as i64), "x exceeds i32 indexing");
-    let (mut br, bh) = silu_and_mul_tiles(rows, h);
-    if let Some(r) = o.block_rows {
-        br = check_pow2("block_rows", r)?;
-    }
+    let (br, bh) = silu_and_mul_tiles(rows, h, bytes, t.sm_count, o)?;
     // x [B, S, 2H] seen as [B*S, 2, H] (gate, up); y [B, S, H] as [B*S, H].
     let xv = TensorLayout::contiguous("x", &[rows, 2, h], bytes);
     let yv = TensorLayout::contiguous("y", &[rows, h], bytes);
@@ -598,7 +835,10 @@ fn plan_silu_and_mul(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), br.to_string(), bh.to_string()],
         grid: grid_of(&[rows, h], &[br, bh])?,
         stem: format!("silu_and_mul_{elem}_br{br}_bh{bh}"),
+        variant: format!("r{br}_t{bh}"),
         occupancy: Some(4),
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -606,23 +846,23 @@ fn plan_silu_and_mul(params: &Value, o: Overrides) -> Result<Plan> {
 }
 
 /// Tile of the 1-D elementwise kernels (swiglu, dropout): as [`vector_add_tile`].
-pub fn elementwise_tile(n: i64) -> i64 {
-    vector_add_tile(n)
+pub fn elementwise_tile(n: i64, sms: i64) -> i64 {
+    vector_add_tile(n, sms)
 }
 
 /// swiglu's tile: [`elementwise_tile`], halved down to 256 elements while there would be
 /// fewer tile blocks than SMs; small problems are latency-bound, so spreading them over the
 /// SMs is what counts (tilegym's only swiglu has 32768 elements). The cuTile Python reference
 /// makes the same choice (`swiglu_tiles`).
-pub fn swiglu_tile(n: i64) -> i64 {
-    let mut t = elementwise_tile(n);
-    while t > 256 && ceil_div(n, t) < TARGET_SMS {
+pub fn swiglu_tile(n: i64, sms: i64) -> i64 {
+    let mut t = elementwise_tile(n, sms);
+    while t > 256 && ceil_div(n, t) < sms {
         t /= 2;
     }
     t
 }
 
-fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
+fn plan_swiglu(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let b = param_i64(params, "batch")?;
     let s = param_i64(params, "seq_len")?;
     let h = param_i64(params, "hidden_size")?;
@@ -630,8 +870,8 @@ fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
     let n = b.checked_mul(s).and_then(|v| v.checked_mul(h)).filter(|&n| n <= i32::MAX as i64);
     let n = n.context("a, b, c exceed i32 indexing")?;
     let tile = match o.tile {
-        Some(t) => check_pow2("tile", t)?,
-        None => swiglu_tile(n),
+        Some(v) => check_pow2("tile", v)?,
+        None => swiglu_tile(n, t.sm_count),
     };
     // a, b, c [B, S, H] seen as flat [B*S*H].
     let tensors: Vec<TensorLayout> = ["a", "b", "c"].iter().map(|t| TensorLayout::contiguous(t, &[n], bytes)).collect();
@@ -647,7 +887,10 @@ fn plan_swiglu(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), tile.to_string()],
         grid: grid_of(&[n], &[tile])?,
         stem: format!("swiglu_{elem}_t{tile}"),
+        variant: format!("t{tile}"),
         occupancy: Some(4),
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -680,6 +923,11 @@ pub fn dropout_threshold(p: f64) -> i64 {
     lo
 }
 
+/// dropout's default: 1024-element tiles, no occupancy hint: tilegym's choice
+/// (`_dropout_kernel`, `TILE_SIZE = 1024`, no hint). The earlier plan (4096-element tiles from
+/// 2^22 elements, occupancy 4: 75-83 registers) ran at 0.91 of tilegym's speed on the H200.
+pub const DROPOUT_TILE: i64 = 1024;
+
 fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
     let m = param_i64(params, "m")?;
     let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
@@ -692,8 +940,8 @@ fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
     let seed = (seed_raw as u32) as i32;
     let (threshold, scale) = if training { (dropout_threshold(p), 1.0 / (1.0 - p)) } else { (-1, 1.0) };
     let tile = match o.tile {
-        Some(t) => check_pow2("tile", t)?,
-        None => elementwise_tile(m),
+        Some(v) => check_pow2("tile", v)?,
+        None => DROPOUT_TILE,
     };
     let x = TensorLayout::contiguous("x", &[m], bytes);
     let mut tensors = vec![x.clone()];
@@ -726,7 +974,10 @@ fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
         generics: vec![elem.to_string(), tile.to_string()],
         grid: grid_of(&[m], &[tile])?,
         stem: format!("{kernel}_{elem}_t{tile}"),
-        occupancy: Some(4),
+        variant: format!("t{tile}"),
+        occupancy: None,
+        worker_warps: None,
+        extra_launches: Vec::new(),
         tensors,
         args,
         tuning,
@@ -736,6 +987,9 @@ fn plan_dropout(params: &Value, o: Overrides) -> Result<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::LazyLock;
+
+    static H200: LazyLock<Target> = LazyLock::new(Target::h200);
 
     #[test]
     fn contiguous_strides() {
@@ -751,36 +1005,36 @@ mod tests {
 
     #[test]
     fn vector_add_tiles_and_grid() {
-        assert_eq!(vector_add_tile(1 << 20), 1024);
-        assert_eq!(vector_add_tile(1 << 26), 4096);
-        assert_eq!(vector_add_tile(1_000_003), 1024);
-        let p = plan("vector_add", &json!({"n": 1000003, "dtype": "float32"})).unwrap().unwrap();
+        assert_eq!(vector_add_tile(1 << 20, 132), 1024);
+        assert_eq!(vector_add_tile(1 << 26, 132), 4096);
+        assert_eq!(vector_add_tile(1_000_003, 132), 1024);
+        let p = plan("vector_add", &json!({"n": 1000003, "dtype": "float32"}), &H200).unwrap().unwrap();
         assert_eq!(p.grid, [977, 1, 1]);
         assert_eq!(p.generics, vec!["f32", "1024"]);
         assert_eq!(p.tuning["tile"], 1024);
         assert_eq!(p.tuning["specialization"]["x"]["shape_div"], json!([1]));
-        let p = plan("vector_add", &json!({"n": 67108864, "dtype": "float32"})).unwrap().unwrap();
+        let p = plan("vector_add", &json!({"n": 67108864, "dtype": "float32"}), &H200).unwrap().unwrap();
         assert_eq!(p.grid, [16384, 1, 1]);
         assert_eq!(p.tuning["specialization"]["out"]["shape_div"], json!([16]));
     }
 
     #[test]
     fn rms_norm_tiles_and_grid() {
-        assert_eq!(rms_norm_tiles(4096, 1024), (8, 1024));
-        assert_eq!(rms_norm_tiles(4096, 4096), (2, 4096));
-        assert_eq!(rms_norm_tiles(2048, 2048), (4, 2048));
-        assert_eq!(rms_norm_tiles(333, 768), (2, 1024));
-        assert_eq!(rms_norm_tiles(7, 16384), (1, 16384));
-        assert_eq!(rms_norm_tiles(100, 3), (1, 16));
+        assert_eq!(rms_norm_tiles(4096, 1024, 132), (8, 1024));
+        assert_eq!(rms_norm_tiles(4096, 4096, 132), (2, 4096));
+        assert_eq!(rms_norm_tiles(2048, 2048, 132), (4, 2048));
+        assert_eq!(rms_norm_tiles(333, 768, 132), (2, 1024));
+        assert_eq!(rms_norm_tiles(7, 16384, 132), (1, 16384));
+        assert_eq!(rms_norm_tiles(100, 3, 132), (1, 16));
         assert_eq!(rms_norm_occupancy(2, 4096), 4);
         assert_eq!(rms_norm_occupancy(1, 16384), 2);
-        let p = plan("rms_norm", &json!({"m": 333, "n": 768, "dtype": "float16"})).unwrap().unwrap();
+        let p = plan("rms_norm", &json!({"m": 333, "n": 768, "dtype": "float16"}), &H200).unwrap().unwrap();
         assert_eq!(p.grid, [167, 1, 1]);
         assert_eq!(p.generics, vec!["f16", "2", "1024"]);
         assert_eq!(p.elem, "f16");
         assert_eq!(p.occupancy, Some(4));
         assert_eq!(p.tuning["occupancy"], 4);
-        let p = plan("rms_norm", &json!({"m": 4096, "n": 1024, "dtype": "bfloat16"})).unwrap().unwrap();
+        let p = plan("rms_norm", &json!({"m": 4096, "n": 1024, "dtype": "bfloat16"}), &H200).unwrap().unwrap();
         assert_eq!(p.grid, [512, 1, 1]);
         assert_eq!(p.stem, "rms_norm_bf16_bm8_bn1024_occ4");
     }
@@ -789,28 +1043,28 @@ mod tests {
     fn overrides() {
         let params = json!({"m": 333, "n": 768, "dtype": "float16"});
         let o = Overrides { block_rows: Some(4), occupancy: Some(2), ..Default::default() };
-        assert_eq!(plan("vector_add", &json!({"n": 64, "dtype": "float32"})).unwrap().unwrap().occupancy, None);
-        let p = plan_with("rms_norm", &params, o).unwrap().unwrap();
+        assert_eq!(plan("vector_add", &json!({"n": 64, "dtype": "float32"}), &H200).unwrap().unwrap().occupancy, None);
+        let p = plan_with("rms_norm", &params, o, &H200).unwrap().unwrap();
         assert_eq!(p.grid, [84, 1, 1]);
         assert_eq!(p.occupancy, Some(2));
         assert_eq!(p.tuning["occupancy"], 2);
         assert_eq!(p.stem, "rms_norm_f16_bm4_bn1024_occ2");
         let bad = Overrides { block_rows: Some(3), ..Default::default() };
-        assert!(plan_with("rms_norm", &params, bad).is_err());
+        assert!(plan_with("rms_norm", &params, bad, &H200).is_err());
         let t = Overrides { tile: Some(512), ..Default::default() };
-        let p = plan_with("vector_add", &json!({"n": 4096, "dtype": "float32"}), t).unwrap().unwrap();
+        let p = plan_with("vector_add", &json!({"n": 4096, "dtype": "float32"}), t, &H200).unwrap().unwrap();
         assert_eq!((p.grid, p.tuning["tile"].clone()), ([8, 1, 1], json!(512)));
     }
 
     #[test]
     fn rejects_bad_configs() {
-        assert!(plan("fmha", &json!({"n": 4})).unwrap().is_none());
-        assert!(plan("softmax", &json!({"n": 4})).is_err());
-        assert!(plan("vector_add", &json!({"n": 16, "dtype": "float16"})).is_err());
-        assert!(plan("vector_add", &json!({"n": 0, "dtype": "float32"})).is_err());
-        assert!(plan("vector_add", &json!({"dtype": "float32"})).is_err());
-        assert!(plan("rms_norm", &json!({"m": 4096, "n": 1 << 20, "dtype": "float32"})).is_err());
-        assert!(plan("rms_norm", &json!({"m": 4, "n": 64, "dtype": "int8"})).is_err());
+        assert!(plan("fmha", &json!({"n": 4}), &H200).unwrap().is_none());
+        assert!(plan("softmax", &json!({"n": 4}), &H200).is_err());
+        assert!(plan("vector_add", &json!({"n": 16, "dtype": "float16"}), &H200).is_err());
+        assert!(plan("vector_add", &json!({"n": 0, "dtype": "float32"}), &H200).is_err());
+        assert!(plan("vector_add", &json!({"dtype": "float32"}), &H200).is_err());
+        assert!(plan("rms_norm", &json!({"m": 4096, "n": 1 << 20, "dtype": "float32"}), &H200).is_err());
+        assert!(plan("rms_norm", &json!({"m": 4, "n": 64, "dtype": "int8"}), &H200).is_err());
     }
     fn literal(p: &crate::abi::EntryParam) -> LitValue {
         match &p.param {
@@ -821,7 +1075,7 @@ mod tests {
 
     #[test]
     fn rms_norm_params_mode_and_loop() {
-        let p = plan("rms_norm", &json!({"m": 262144, "n": 1024, "dtype": "float16", "mode": "multi_wave_reload"}))
+        let p = plan("rms_norm", &json!({"m": 262144, "n": 1024, "dtype": "float16", "mode": "multi_wave_reload"}), &H200)
             .unwrap()
             .unwrap();
         assert_eq!(p.kernel, "rms_norm");
@@ -832,12 +1086,12 @@ mod tests {
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.len(), 19);
         assert_eq!((e[17].ir_name.as_str(), e[18].ir_name.as_str()), ("eps", "offset"));
-        let p = plan("rms_norm", &json!({"m": 8, "n": 64, "dtype": "float32", "eps": 1e-6, "offset": 1})).unwrap().unwrap();
+        let p = plan("rms_norm", &json!({"m": 8, "n": 64, "dtype": "float32", "eps": 1e-6, "offset": 1}), &H200).unwrap().unwrap();
         assert_eq!(literal(&crate::abi::entry_params(&p.args)[17]), LitValue::Float(1e-6));
         assert_eq!(literal(&crate::abi::entry_params(&p.args)[18]), LitValue::Float(1.0));
         assert!(p.tuning.get("mode").is_none());
         // Rows wider than 8192: the looping kernel, y without a partition.
-        let p = plan("rms_norm", &json!({"m": 100, "n": 20000, "dtype": "bfloat16"})).unwrap().unwrap();
+        let p = plan("rms_norm", &json!({"m": 100, "n": 20000, "dtype": "bfloat16"}), &H200).unwrap().unwrap();
         assert_eq!(p.kernel, "rms_norm_loop");
         assert_eq!(p.generics, vec!["bf16", "1", "2048"]);
         assert_eq!(p.grid, [100, 1, 1]);
@@ -849,7 +1103,7 @@ mod tests {
     #[test]
     fn layer_norm_variants() {
         let legacy = json!({"variant": "layer_norm_legacy", "m": 4096, "n": 32, "dtype": "float16", "eps": 1e-05, "weight_shift": 0.0});
-        let p = plan("layer_norm_legacy", &legacy).unwrap().unwrap();
+        let p = plan("layer_norm_legacy", &legacy, &H200).unwrap().unwrap();
         assert_eq!(p.kernel, "layer_norm");
         assert_eq!(p.generics, vec!["f16", "16", "32"]);
         assert_eq!(p.grid, [256, 1, 1]);
@@ -858,7 +1112,7 @@ mod tests {
         assert_eq!(names[names.len() - 2..], ["eps", "shift"]);
         assert_eq!(e.len(), 5 + 3 + 3 + 9 + 2);
         let pers = json!({"variant": "persistent_layer_norm", "m": 30000, "n": 10000, "dtype": "bfloat16", "eps": 1e-06});
-        let p = plan("layer_norm_legacy", &pers).unwrap().unwrap();
+        let p = plan("layer_norm_legacy", &pers, &H200).unwrap().unwrap();
         assert_eq!(p.kernel, "layer_norm_stats_loop");
         assert_eq!(p.generics, vec!["bf16", "2", "2048"]);
         assert_eq!(p.grid, [15000, 1, 1]);
@@ -870,73 +1124,105 @@ mod tests {
         assert!(names.contains(&"rstd_ptr".to_string()));
         assert_eq!(p.tensors.iter().find(|t| t.name == "mean").unwrap().dtype_bytes, 4);
         // The spec's eps default depends on the variant.
-        let p = plan("layer_norm_legacy", &json!({"variant": "persistent_layer_norm", "m": 8, "n": 8, "dtype": "float32"}))
+        let p = plan("layer_norm_legacy", &json!({"variant": "persistent_layer_norm", "m": 8, "n": 8, "dtype": "float32"}), &H200)
             .unwrap()
             .unwrap();
         assert_eq!(p.tuning["eps"], 1e-6);
-        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 8, "dtype": "float32"})).unwrap().unwrap();
+        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 8, "dtype": "float32"}), &H200).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["eps"].clone()), ("layer_norm", json!(1e-5)));
-        assert!(plan("layer_norm_legacy", &json!({"variant": "x", "m": 8, "n": 8, "dtype": "float32"})).is_err());
+        assert!(plan("layer_norm_legacy", &json!({"variant": "x", "m": 8, "n": 8, "dtype": "float32"}), &H200).is_err());
         // Rows wider than NORM_MAX_BN loop over column chunks; the chunk is also passed.
-        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"})).unwrap().unwrap();
+        let p = plan("layer_norm_legacy", &json!({"m": 8, "n": 20000, "dtype": "float32"}), &H200).unwrap().unwrap();
         assert_eq!((p.kernel, p.tuning["col_chunks"].clone()), ("layer_norm_loop", json!(10)));
         assert_eq!(p.generics[1], "2");
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.last().map(|e| e.ir_name.as_str()), Some("chunk"));
         // Odd m keeps one row per block; a block_rows override wins.
-        let p = plan("layer_norm_legacy", &json!({"m": 333, "n": 16384, "dtype": "float16"})).unwrap().unwrap();
+        let p = plan("layer_norm_legacy", &json!({"m": 333, "n": 16384, "dtype": "float16"}), &H200).unwrap().unwrap();
         assert_eq!(p.generics[1], "1");
     }
 
     #[test]
     fn softmax_tiles() {
-        let p = plan("softmax", &json!({"m": 4096, "n": 16384, "dtype": "float32", "variant": "use_tma"})).unwrap().unwrap();
+        let p = plan("softmax", &json!({"m": 4096, "n": 16384, "dtype": "float32", "variant": "use_tma"}), &H200).unwrap().unwrap();
         assert_eq!(p.generics, vec!["f32", "1", "16384"]);
         assert_eq!(p.grid, [4096, 1, 1]);
         assert_eq!(p.tuning["variant"], "use_tma");
         assert_eq!(p.occupancy, Some(2));
-        let p = plan("softmax", &json!({"m": 333, "n": 1000, "dtype": "bfloat16"})).unwrap().unwrap();
+        let p = plan("softmax", &json!({"m": 333, "n": 1000, "dtype": "bfloat16"}), &H200).unwrap().unwrap();
         assert_eq!(p.generics, vec!["bf16", "2", "1024"]);
         assert_eq!(crate::abi::entry_params(&p.args).len(), 5 + 9);
-        assert!(plan("softmax", &json!({"m": 4, "n": 32768, "dtype": "float32"})).is_err());
+        assert!(plan("softmax", &json!({"m": 4, "n": 32768, "dtype": "float32"}), &H200).is_err());
     }
 
     #[test]
     fn rope_views_and_tiles() {
         let c = json!({"bsz": 8, "seq_len": 128, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 256, "partial_rotary_factor": 0.25, "dtype": "float16"});
-        let p = plan("rope", &c).unwrap().unwrap();
-        assert_eq!(p.generics, vec!["f16", "32", "8", "4", "32"]);
-        assert_eq!(p.grid, [32, 8, 1]);
+        let p = plan("rope", &c, &H200).unwrap().unwrap();
+        // tilegym's shape: one position per block, all heads, fp16 arithmetic, occupancy 9.
+        assert_eq!(p.generics, vec!["f16", "f16", "32", "8", "1", "32"]);
+        assert_eq!(p.grid, [128, 8, 1]);
+        assert_eq!((p.occupancy, p.variant.as_str()), (Some(9), "s1_io_occ9"));
         assert_eq!(p.tuning["rope_dim"], 64);
+        assert_eq!(p.tuning["compute"], "f16");
         let q = &p.tensors[0];
         assert_eq!((q.shape.clone(), q.strides.clone()), (vec![8, 32, 128, 256], vec![128 * 32 * 256, 256, 32 * 256, 1]));
         assert_eq!(q.static_strides(), vec![-1, -1, -1, 1]);
+        // In place: q and k are plain tensor arguments (no output partition), written through
+        // a full-tensor partition; cos and sin are read.
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.len(), 9 + 9 + 7 + 7);
         assert_eq!(e[3].param, crate::abi::Param::Extent { tensor: "q".into(), dim: 2, ty: ScalarType::I32 });
+        assert!(e.iter().all(|x| !x.ir_name.contains("partition")));
         let c = json!({"bsz": 8, "seq_len": 1, "num_q_heads": 32, "num_kv_heads": 32, "head_dim": 128, "dtype": "float16"});
-        let p = plan("rope", &c).unwrap().unwrap();
-        assert_eq!((p.generics[3].as_str(), p.grid), ("1", [1, 8, 1]));
-        assert_eq!(rope_block_seq(65536, 32, 64), 2);
-        assert_eq!(rope_block_seq(65536, 32, 32), 4);
+        let p = plan("rope", &c, &H200).unwrap().unwrap();
+        assert_eq!((p.generics[4].as_str(), p.grid), ("1", [1, 8, 1]));
+        // f32 arithmetic is a knob (and a tuning variant).
+        let f32 = Overrides { compute: Some(Compute::F32), occupancy: Some(4), ..Default::default() };
+        let p = plan_with("rope", &c, f32, &H200).unwrap().unwrap();
+        assert_eq!((p.generics[1].as_str(), p.variant.as_str(), p.tuning["compute"].clone()), ("f32", "s1_f32_occ4", json!("f32")));
         // 2^31 elements: the largest offset, 2^31 - 1, still fits i32; 2^32 does not.
         let big = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 32, "head_dim": 128, "dtype": "float16"});
-        let p = plan("rope", &big).unwrap().unwrap();
+        let p = plan("rope", &big, &H200).unwrap().unwrap();
         assert_eq!(p.tensors[0].strides[0], 65536 * 32 * 128);
+        assert_eq!(p.grid, [65536, 8, 1]);
+        assert!(p.extra_launches.is_empty());
+        // q of 2^32 elements: two launches of 4 batches each, views that start inside q, k,
+        // cos and sin (ptr offsets), the same entry and grid.
         let wide = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 256, "partial_rotary_factor": 0.25, "dtype": "float16"});
-        let err = plan("rope", &wide).unwrap_err().to_string();
-        assert!(err.contains("q's largest element offset exceeds i32"), "{err}");
+        let p = plan("rope", &wide, &H200).unwrap().unwrap();
+        assert_eq!((p.grid, p.extra_launches.len()), ([65536, 4, 1], 1));
+        assert_eq!(p.extra_launches[0].grid, p.grid);
+        assert_eq!(p.tensors[0].shape, vec![4, 32, 65536, 256]);
+        assert_eq!(p.tuning["batch_groups"]["launches"], 2);
+        let first = crate::abi::entry_params(&p.args);
+        let second = crate::abi::entry_params(&p.extra_launches[0].args);
+        assert_eq!(first.len(), second.len());
+        assert_eq!(first[0].param, crate::abi::Param::Ptr { tensor: "q".into() });
+        let q_batch = 65536 * 32 * 256;
+        assert_eq!(second[0].param, crate::abi::Param::PtrAt { tensor: "q".into(), offset: 4 * q_batch });
+        assert_eq!(second[9].param, crate::abi::Param::PtrAt { tensor: "k".into(), offset: 4 * 65536 * 8 * 256 });
+        assert_eq!(second[18].param, crate::abi::Param::PtrAt { tensor: "cos".into(), offset: 4 * 65536 * 64 });
+        assert_eq!(second[25].param, crate::abi::Param::PtrAt { tensor: "sin".into(), offset: 4 * 65536 * 64 });
+        // The batch extent of each view is the group's, a literal; the largest offset of a view fits i32.
+        assert_eq!(literal(&second[1]), LitValue::Int(4));
+        assert!(4 * q_batch - 1 <= i32::MAX as i64 && 8 * q_batch - 1 > i32::MAX as i64);
+        // One batch too large for i32 offsets: refused.
+        let huge = json!({"bsz": 2, "seq_len": 1048576, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "dtype": "float16"});
+        let err = plan("rope", &huge, &H200).unwrap_err().to_string();
+        assert!(err.contains("exceeds i32 offsets"), "{err}");
         // rope_dim / 2 = 48 is not a power of two; odd rope_dim is refused.
-        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 96, "dtype": "float16"})).is_err());
-        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 64, "partial_rotary_factor": 0.0, "dtype": "float16"})).is_err());
+        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 96, "dtype": "float16"}), &H200).is_err());
+        assert!(plan("rope", &json!({"bsz": 1, "seq_len": 4, "num_q_heads": 2, "num_kv_heads": 2, "head_dim": 64, "partial_rotary_factor": 0.0, "dtype": "float16"}), &H200).is_err());
     }
 
     #[test]
     fn silu_and_mul_and_swiglu_views() {
         let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 512, "dtype": "float16", "input_last_dim": 1024});
-        let p = plan("silu_and_mul", &c).unwrap().unwrap();
-        assert_eq!(p.generics, vec!["f16", "8", "512"]);
-        assert_eq!(p.grid, [8192, 1, 1]);
+        let p = plan("silu_and_mul", &c, &H200).unwrap().unwrap();
+        // 16 KB half-tiles: 16 rows of 512 fp16 (fp32: 8 rows).
+        assert_eq!(p.generics, vec!["f16", "16", "512"]);
+        assert_eq!((p.grid, p.occupancy), ([4096, 1, 1], Some(4)));
         let e = crate::abi::entry_params(&p.args);
         // x as [B*S, 2, H]: ptr binds to x, extents/strides are literals.
         assert_eq!(e[0].param, crate::abi::Param::Ptr { tensor: "x".into() });
@@ -944,15 +1230,111 @@ mod tests {
         assert_eq!(lits, [65536, 2, 512, 1024, 512, 1].map(LitValue::Int));
         assert_eq!(e[7].param, crate::abi::Param::Ptr { tensor: "y".into() });
         assert_eq!(e.len(), 7 + 9);
-        assert!(plan("silu_and_mul", &json!({"batch": 1, "seq_len": 1, "hidden_size": 8, "input_last_dim": 8, "dtype": "float16"})).is_err());
+        assert!(plan("silu_and_mul", &json!({"batch": 1, "seq_len": 1, "hidden_size": 8, "input_last_dim": 8, "dtype": "float16"}), &H200).is_err());
         let c = json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "intermediate_size": 14336, "dtype": "float32"});
-        let p = plan("swiglu", &c).unwrap().unwrap();
+        let p = plan("swiglu", &c, &H200).unwrap().unwrap();
         assert_eq!((p.generics.clone(), p.grid), (vec!["f32".to_string(), "256".into()], [128, 1, 1]));
-        assert_eq!((swiglu_tile(131072), swiglu_tile(1 << 20), swiglu_tile(1 << 26), swiglu_tile(100)), (512, 1024, 4096, 256));
+        assert_eq!((swiglu_tile(131072, 132), swiglu_tile(1 << 20, 132), swiglu_tile(1 << 26, 132), swiglu_tile(100, 132)), (512, 1024, 4096, 256));
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.len(), 3 + 3 + 5);
         assert_eq!(literal(&e[1]), LitValue::Int(32768));
         assert_eq!(e[6].param, crate::abi::Param::Ptr { tensor: "c".into() });
+    }
+
+    #[test]
+    fn silu_and_mul_tiles_are_sized_in_bytes() {
+        let t = |h, bytes| silu_and_mul_tiles(65536, h, bytes, 132, Overrides::default()).unwrap();
+        // fp32 keeps the plan measured at 0.99 of tilegym (1024 columns, 4 rows); fp16 gets the
+        // same bytes: 2048 columns, 4 rows (the earlier fp16 plan had 4096 elements, 8 KB).
+        assert_eq!((t(8192, 4), t(8192, 2), t(4096, 2), t(1024, 2), t(512, 4), t(512, 2)), ((4, 1024), (4, 2048), (4, 2048), (8, 1024), (8, 512), (16, 512)));
+        // Non-power-of-two H: the column tile is H rounded up (the view masks the rest).
+        assert_eq!(t(1000, 2), (8, 1024));
+        // Few rows: fewer rows per block while there would be under four blocks per SM.
+        assert_eq!(silu_and_mul_tiles(100, 512, 2, 132, Overrides::default()).unwrap(), (1, 512));
+        assert_eq!(silu_and_mul_tiles(4096, 512, 2, 132, Overrides::default()).unwrap(), (4, 512));
+        let o = Overrides { tile: Some(8192), block_rows: Some(1), ..Default::default() };
+        assert_eq!(silu_and_mul_tiles(65536, 8192, 2, 132, o).unwrap(), (1, 8192));
+        let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 8192, "dtype": "float16", "input_last_dim": 16384});
+        let p = plan("silu_and_mul", &c, &H200).unwrap().unwrap();
+        assert_eq!((p.variant.as_str(), p.grid), ("r4_t2048_occ4", [16384, 4, 1]));
+    }
+
+    #[test]
+    fn smaller_gpus_change_the_sm_dependent_plans() {
+        let small = H200.with_sm_count(16);
+        // rms_norm: rows per block are halved while there are fewer blocks than SMs.
+        assert_eq!((rms_norm_tiles(512, 1024, 132), rms_norm_tiles(512, 1024, 16)), ((2, 1024), (8, 1024)));
+        let c = json!({"m": 512, "n": 1024, "dtype": "float16"});
+        let (a, b) = (plan("rms_norm", &c, &H200).unwrap().unwrap(), plan("rms_norm", &c, &small).unwrap().unwrap());
+        assert_eq!((a.grid, b.grid), ([256, 1, 1], [64, 1, 1]));
+        // vector_add: 4096-element tiles need four blocks per SM.
+        assert_eq!((vector_add_tile(1 << 20, 132), vector_add_tile(1 << 20, 16)), (1024, 4096));
+        // swiglu: halved while fewer blocks than SMs.
+        let c = json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "dtype": "float32"});
+        let (a, b) = (plan("swiglu", &c, &H200).unwrap().unwrap(), plan("swiglu", &c, &small).unwrap().unwrap());
+        assert_eq!((a.generics[1].as_str(), b.generics[1].as_str()), ("256", "1024"));
+        // softmax and layer_norm (one tile per row) follow rms_norm.
+        let c = json!({"m": 512, "n": 1024, "dtype": "float32"});
+        assert_eq!(plan("softmax", &c, &small).unwrap().unwrap().generics[1], "8");
+        assert_eq!(plan("softmax", &c, &H200).unwrap().unwrap().generics[1], "2");
+        // silu_and_mul with few rows.
+        let c = json!({"batch": 1, "seq_len": 1024, "hidden_size": 512, "dtype": "float16"});
+        let (a, b) = (plan("silu_and_mul", &c, &H200).unwrap().unwrap(), plan("silu_and_mul", &c, &small).unwrap().unwrap());
+        assert_eq!((a.generics[1].as_str(), b.generics[1].as_str()), ("1", "16"));
+        // rope and dropout take tilegym's fixed shapes, whatever the SM count.
+        let c = json!({"m": 1048576, "p": 0.5, "dtype": "float16"});
+        assert_eq!(plan("dropout", &c, &small).unwrap().unwrap().grid, plan("dropout", &c, &H200).unwrap().unwrap().grid);
+    }
+
+    #[test]
+    fn candidates_and_variant_names() {
+        let names = |op: &str, c: &Value| candidates(op, c, Overrides::default(), &H200).unwrap().unwrap().names().join(" ");
+        let rope = json!({"bsz": 8, "seq_len": 65536, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128, "dtype": "float16"});
+        assert_eq!(names("rope", &rope), "s1_io_occ9 s1_io_occ7 s1_io_occ12 s1_io_occ4 s1_f32_occ4");
+        let silu = json!({"batch": 64, "seq_len": 1024, "hidden_size": 8192, "dtype": "float32", "input_last_dim": 16384});
+        // fp32: the earlier plan is the default (listed once).
+        assert_eq!(
+            names("silu_and_mul", &silu),
+            "r4_t1024_occ4 r1_t8192_nohint r1_t8192_occ4 r4_t1024_occ2 r4_t1024_occ6 r4_t1024_occ8 r4_t1024_occ4_w8"
+        );
+        let silu16 = json!({"batch": 64, "seq_len": 1024, "hidden_size": 8192, "dtype": "float16", "input_last_dim": 16384});
+        assert!(names("silu_and_mul", &silu16).ends_with("r4_t2048_occ8 r4_t1024_occ4"));
+        let drop = json!({"m": 67108864, "p": 0.5, "inplace": true, "dtype": "float16"});
+        assert_eq!(names("dropout", &drop), "t1024_nohint t1024_occ16 t1024_occ8 t2048_nohint t4096_nohint t4096_occ4");
+        let sm = json!({"m": 4096, "n": 1024, "dtype": "float32"});
+        assert_eq!(names("softmax", &sm), "r8_occ4 r8_occ1 r8_occ2 r8_occ4_w4 r4_occ4 r16_occ2");
+        let sm16k = json!({"m": 4096, "n": 16384, "dtype": "float32"});
+        assert_eq!(names("softmax", &sm16k), "r1_occ2 r1_occ1 r1_occ2_w4");
+        // Operators whose heuristic is at the front have one candidate.
+        for (op, c) in [("rms_norm", json!({"m": 4096, "n": 1024, "dtype": "float16"})), ("swiglu", json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "dtype": "float32"}))] {
+            assert_eq!(candidates(op, &c, Overrides::default(), &H200).unwrap().unwrap().plans.len(), 1, "{op}");
+        }
+        // Suite overrides pin the plan: no alternatives.
+        let o = Overrides { occupancy: Some(7), ..Default::default() };
+        let c = candidates("rope", &rope, o, &H200).unwrap().unwrap();
+        assert_eq!(c.names(), ["s1_io_occ7"]);
+        assert!(candidates("fmha", &rope, Overrides::default(), &H200).unwrap().is_none());
+        assert!(candidates("rope", &json!({"bsz": 1}), Overrides::default(), &H200).is_err());
+        // Every candidate's knobs are in its plan.
+        let c = candidates("dropout", &drop, Overrides::default(), &H200).unwrap().unwrap();
+        let p = c.find("t4096_occ4").unwrap();
+        assert_eq!((p.generics[1].as_str(), p.occupancy, p.grid), ("4096", Some(4), [16384, 1, 1]));
+        let p = c.find("t1024_nohint").unwrap();
+        assert_eq!((p.occupancy, p.tuning["occupancy"].clone(), p.stem.as_str()), (None, json!("none"), "dropout_inplace_f16_t1024"));
+        assert!(c.find("t512_nohint").is_none());
+    }
+
+    #[test]
+    fn knob_ranges() {
+        let c = json!({"m": 4096, "n": 1024, "dtype": "float32"});
+        let w = |w| plan_with("softmax", &c, Overrides { worker_warps: Some(w), ..Default::default() }, &H200);
+        assert_eq!(w(8).unwrap().unwrap().stem, "softmax_f32_bm8_bn1024_occ4_w8");
+        assert!(w(6).is_err());
+        let occ = |o| plan_with("softmax", &c, Overrides { occupancy: Some(o), ..Default::default() }, &H200);
+        assert_eq!(occ(0).unwrap().unwrap().occupancy, None);
+        assert!(occ(33).is_err());
+        assert_eq!(Compute::parse("io").unwrap(), Compute::Io);
+        assert!(Compute::parse("f16").is_err());
     }
 
     /// reference/src/ops/dropout.cpp `cutile_uniform`, in u32 and f64.
@@ -995,7 +1377,7 @@ mod tests {
     #[test]
     fn dropout_plans() {
         let c = json!({"m": 1048576, "p": 0.5, "inplace": true, "dtype": "float32", "training": true});
-        let p = plan("dropout", &c).unwrap().unwrap();
+        let p = plan("dropout", &c, &H200).unwrap().unwrap();
         assert_eq!(p.kernel, "dropout_inplace");
         assert_eq!(p.tensors.len(), 1);
         let e = crate::abi::entry_params(&p.args);
@@ -1005,15 +1387,15 @@ mod tests {
         assert_eq!(literal(&e[6]), LitValue::Int(dropout_threshold(0.5)));
         assert_eq!(literal(&e[7]), LitValue::Float(2.0));
         let c = json!({"m": 100003, "p": 0.25, "inplace": false, "dtype": "float16", "rng_seed": -1});
-        let p = plan("dropout", &c).unwrap().unwrap();
+        let p = plan("dropout", &c, &H200).unwrap().unwrap();
         assert_eq!(p.kernel, "dropout");
         let e = crate::abi::entry_params(&p.args);
         assert_eq!(e.len(), 3 + 5 + 3);
         assert_eq!(literal(&e[8]), LitValue::Int(-1)); // u32 0xffffffff as i32 bits
         assert_eq!(p.grid, [98, 1, 1]);
         let c = json!({"m": 64, "p": 0.25, "training": false, "dtype": "float32"});
-        let e = crate::abi::entry_params(&plan("dropout", &c).unwrap().unwrap().args);
+        let e = crate::abi::entry_params(&plan("dropout", &c, &H200).unwrap().unwrap().args);
         assert_eq!((literal(&e[9]), literal(&e[10])), (LitValue::Int(-1), LitValue::Float(1.0)));
-        assert!(plan("dropout", &json!({"m": 64, "p": 1.0, "dtype": "float32"})).is_err());
+        assert!(plan("dropout", &json!({"m": 64, "p": 1.0, "dtype": "float32"}), &H200).is_err());
     }
 }

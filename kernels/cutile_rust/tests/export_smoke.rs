@@ -85,7 +85,10 @@ fn param_from_json(p: &Value) -> Param {
     };
     let tensor = || p["tensor"].as_str().unwrap().to_string();
     match p["kind"].as_str().unwrap() {
-        "ptr" => Param::Ptr { tensor: tensor() },
+        "ptr" => match p.get("offset") {
+            Some(o) => Param::PtrAt { tensor: tensor(), offset: o.as_i64().unwrap() },
+            None => Param::Ptr { tensor: tensor() },
+        },
         "extent" => Param::Extent { tensor: tensor(), dim: p["dim"].as_u64().unwrap() as usize, ty: ty(p) },
         "stride" => Param::Stride { tensor: tensor(), dim: p["dim"].as_u64().unwrap() as usize, ty: ty(p) },
         "literal" => Param::Literal {
@@ -131,6 +134,8 @@ fn exports_smoke_suite_to_sm90_bundles() {
         assert_eq!(m["frontend"], "cutile_rust");
         assert_eq!(m["operator"], op);
         assert_eq!(m["arch"], "sm_90");
+        // The default target description, configs/targets/h200.json.
+        assert_eq!(m["target"], serde_json::json!({"name": "h200", "arch": "sm_90", "sm_count": 132}));
         assert_eq!(m["toolchain"]["cutile"], "0.5.0");
         assert!(m["toolchain"]["tileiras"].as_str().unwrap().starts_with("13."));
 
@@ -187,10 +192,28 @@ fn exports_smoke_suite_to_sm90_bundles() {
         for cfg in m["configs"].as_array().unwrap() {
             assert!(cfg["tuning"].is_object());
             assert_eq!(cfg["scratch"], Value::Array(vec![]));
-            for l in cfg["launches"].as_array().unwrap() {
+            let chosen = cfg["tuning"]["variant"].as_str().unwrap();
+            assert_eq!(cfg["tuning"]["tuning_source"], "default: no tuning record; the exporter's heuristic");
+            // The chosen plan and every tuning variant (the chosen one among them, listing the
+            // same launches) are checked against the cubins alike.
+            let mut plans = vec![cfg.clone()];
+            if let Some(vs) = cfg.get("variants") {
+                let vs = vs.as_array().unwrap();
+                assert!(vs.len() > 1, "{op}: a variants list of one");
+                let names: Vec<&str> = vs.iter().map(|v| v["name"].as_str().unwrap()).collect();
+                let mut unique = names.clone();
+                unique.sort();
+                unique.dedup();
+                assert_eq!(unique.len(), names.len(), "{op}: variant names repeat: {names:?}");
+                let me = vs.iter().find(|v| v["name"] == chosen).unwrap_or_else(|| panic!("{op}: {chosen} not in {names:?}"));
+                assert_eq!(me["launches"], cfg["launches"], "{op}: the chosen variant's launches");
+                plans.extend(vs.iter().cloned());
+            }
+            for (pi, plan) in plans.iter().enumerate() {
+            for l in plan["launches"].as_array().unwrap() {
                 let file = l["cubin"].as_str().unwrap();
                 let entry = l["entry"].as_str().unwrap();
-                let kernel = cfg["tuning"]["kernel"].as_str().unwrap_or(op);
+                let kernel = plan["tuning"]["kernel"].as_str().unwrap_or(op);
                 assert_eq!(entry, format!("{kernel}_entry"));
                 assert_eq!(l["block"], serde_json::json!([1, 1, 1]));
                 assert_eq!(l["shared_bytes"], 0);
@@ -206,7 +229,8 @@ fn exports_smoke_suite_to_sm90_bundles() {
                     params.iter().enumerate().map(|(i, p)| (i as u32, offsets[i], p.size())).collect();
                 assert_eq!(kp, expected, "{op} {}: manifest params vs cuobjdump KPARAM_INFO", cfg["params"]);
                 assert!(bank.unwrap() >= total, "{op}: CBANK_PARAM_SIZE below the parameter bytes");
-                checked_launches += 1;
+                checked_launches += usize::from(pi == 0);
+            }
             }
         }
     }
@@ -230,4 +254,91 @@ fn rejects_bad_arguments() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nonexistent"));
+}
+
+fn export(args: &[&std::ffi::OsStr], env: &[(&str, &std::ffi::OsStr)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export"));
+    cmd.args(args).env_remove("PORTBENCH_TARGET");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn manifest(dir: &Path, op: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(op).join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The target description and a tuning record change what is exported: the SM count reaches
+/// the heuristics, the record's choice becomes the configuration's plan.
+#[test]
+fn target_description_and_tuning_record() {
+    let tmp = std::env::temp_dir().join(format!("portbench-cutile-rust-target-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let rms = r#"{"m": 512, "n": 1024, "dtype": "float16"}"#;
+    let drop = r#"{"m": 1048576, "p": 0.5, "inplace": false, "dtype": "float16", "training": true}"#;
+    let suite = tmp.join("suite.json");
+    std::fs::write(&suite, format!(r#"{{"configs": [{{"op": "rms_norm", "params": {rms}}}, {{"op": "dropout", "params": {drop}}}]}}"#)).unwrap();
+    let small = tmp.join("small.json");
+    std::fs::write(&small, r#"{"name": "small", "gpu": "test", "arch": "sm_90", "capability": [9, 0], "sm_count": 16}"#).unwrap();
+    let record = tmp.join("rec.json");
+    std::fs::write(
+        &record,
+        format!(r#"{{"schema": "portbench.tuning-record/1", "frontend": "cutile_rust", "target": "small", "choices": [
+            {{"op": "dropout", "params": {drop}, "variant": "t4096_occ4", "speedup_over_default": 1.05}}]}}"#),
+    )
+    .unwrap();
+    let (a, b, c) = (tmp.join("a"), tmp.join("b"), tmp.join("c"));
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+
+    // Default target (configs/targets/h200.json): 132 SMs.
+    ok(export(&[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&a)], &[]));
+    let m = manifest(&a, "rms_norm");
+    assert_eq!(m["target"]["sm_count"], 132);
+    assert_eq!(m["configs"][0]["launches"][0]["grid"], serde_json::json!([256, 1, 1]));
+    // The environment names another description: 16 SMs give 8 rows per block.
+    ok(export(&[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&b)], &[("PORTBENCH_TARGET", &os(&small))]));
+    let m = manifest(&b, "rms_norm");
+    assert_eq!(m["target"], serde_json::json!({"name": "small", "arch": "sm_90", "sm_count": 16}));
+    assert_eq!(m["configs"][0]["launches"][0]["grid"], serde_json::json!([64, 1, 1]));
+    assert_eq!(m["configs"][0]["tuning"]["block_rows"], 8);
+    // --target wins over the environment; the record picks dropout's plan.
+    let bogus = tmp.join("missing.json");
+    let log = ok(export(
+        &[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&c), &os(Path::new("--target")), &os(&small), &os(Path::new("--tuning")), &os(&record)],
+        &[("PORTBENCH_TARGET", &os(&bogus))],
+    ));
+    assert!(log.contains("1 chosen by the tuning record"), "{log}");
+    let d = manifest(&c, "dropout");
+    let cfg = &d["configs"][0];
+    assert_eq!(cfg["tuning"]["variant"], "t4096_occ4");
+    assert_eq!(cfg["tuning"]["tuning_source"], format!("record {}", record.display()));
+    assert_eq!(cfg["launches"][0]["grid"], serde_json::json!([256, 1, 1]));
+    let chosen = cfg["variants"].as_array().unwrap().iter().find(|v| v["name"] == "t4096_occ4").unwrap();
+    assert_eq!(chosen["launches"], cfg["launches"]);
+    let default = cfg["variants"].as_array().unwrap().iter().find(|v| v["name"] == "t1024_nohint").unwrap();
+    assert_eq!(default["launches"][0]["grid"], serde_json::json!([1024, 1, 1]));
+    let r = manifest(&c, "rms_norm");
+    assert!(r["configs"][0]["tuning"]["tuning_source"].as_str().unwrap().starts_with("default: not in tuning record"));
+
+    // Bad input: a missing or malformed description, a record for another target.
+    let o = export(&[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&c)], &[("PORTBENCH_TARGET", &os(&bogus))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing.json"));
+    let broken = tmp.join("broken.json");
+    std::fs::write(&broken, r#"{"name": "x", "arch": "sm_90"}"#).unwrap();
+    let o = export(&[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&c), &os(Path::new("--target")), &os(&broken)], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(e.contains("broken.json") && e.contains("sm_count"), "{e}");
+    let o = export(&[&os(Path::new("--suite")), &os(&suite), &os(Path::new("--out")), &os(&c), &os(Path::new("--tuning")), &os(&record)], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(e.contains("rec.json") && e.contains("\"target\""), "{e}");
+    std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 //! `portbench-cutile-rust-export --suite configs/smoke.json --out bundles/cutile_rust
-//! [--tileiras PATH]`: writes `<out>/<operator>/manifest.json` plus cubins and Tile IR text
-//! for every configuration whose operator the cuTile Rust front end has.
+//! [--target FILE] [--tuning FILE] [--tileiras PATH]`: writes `<out>/<operator>/manifest.json`
+//! plus cubins and Tile IR text for every configuration whose operator the cuTile Rust front
+//! end has.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use portbench_cutile_rust::export;
+use portbench_cutile_rust::target::{self, Target};
+use portbench_cutile_rust::tuning::TuningRecord;
 
-const USAGE: &str = "usage: portbench-cutile-rust-export --suite SUITE.json --out DIR [--tileiras PATH]\n\
-  tileiras defaults to $CUTILE_TILEIRAS_PATH, else the project venv's nvidia/cu13/bin/tileiras";
+const USAGE: &str = "usage: portbench-cutile-rust-export --suite SUITE.json --out DIR [--target FILE] [--tuning FILE] [--tileiras PATH]\n\
+  --target   target GPU description (default $PORTBENCH_TARGET, else configs/targets/h200.json)\n\
+  --tuning   tuning record: per configuration, the variant to choose (default: the heuristic's plan)\n\
+  --tileiras defaults to $CUTILE_TILEIRAS_PATH, else the project venv's nvidia/cu13/bin/tileiras";
 
 struct Args {
     suite: PathBuf,
     out: PathBuf,
+    target: Option<PathBuf>,
+    tuning: Option<PathBuf>,
     tileiras: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Option<Args>> {
-    let mut suite = None;
-    let mut out = None;
-    let mut tileiras = None;
+    let (mut suite, mut out, mut target, mut tuning, mut tileiras) = (None, None, None, None, None);
     let mut it = std::env::args_os().skip(1);
     while let Some(a) = it.next() {
         let a = a.to_string_lossy().into_owned();
@@ -38,36 +43,64 @@ fn parse_args() -> Result<Option<Args>> {
         match flag.as_str() {
             "--suite" => suite = Some(value()?),
             "--out" => out = Some(value()?),
+            "--target" => target = Some(value()?),
+            "--tuning" => tuning = Some(value()?),
             "--tileiras" => tileiras = Some(value()?),
             "-h" | "--help" => return Ok(None),
             other => bail!("unknown argument {other:?}"),
         }
     }
-    Ok(Some(Args { suite: suite.context("--suite is required")?, out: out.context("--out is required")?, tileiras }))
+    Ok(Some(Args {
+        suite: suite.context("--suite is required")?,
+        out: out.context("--out is required")?,
+        target,
+        tuning,
+        tileiras,
+    }))
 }
 
-fn run(args: Args) -> Result<()> {
+/// The target description and the tuning record: bad input (exit 2) when unreadable or wrong.
+fn options(args: &Args) -> Result<export::Options> {
+    let target = Target::resolve(args.target.as_deref()).with_context(|| {
+        format!("target description (--target, ${}, default {})", target::TARGET_ENV, target::default_path().display())
+    })?;
+    let tuning = match &args.tuning {
+        Some(p) => Some(TuningRecord::load(p, &target.name)?),
+        None => None,
+    };
+    Ok(export::Options { target, tuning })
+}
+
+fn run(args: Args, opts: export::Options) -> Result<()> {
+    let target = &opts.target;
     let tileiras = match args.tileiras {
         Some(p) => p,
         None => export::find_tileiras()?,
     };
     let tc = export::Toolchain::new(&tileiras)?;
     eprintln!(
-        "cutile {} | tileiras {} ({}) | Tile IR bytecode {}.{} | target {}",
+        "cutile {} | tileiras {} ({}) | Tile IR bytecode {}.{} | target {} ({}, {} SMs, {})",
         export::CUTILE_VERSION,
         tc.tileiras_version,
         tc.tileiras.display(),
         tc.bytecode.major,
         tc.bytecode.minor,
-        export::ARCH
+        target.name,
+        target.arch,
+        target.sm_count,
+        target.source
     );
-    let report = export::run_with_stack(move || export::export(&args.suite, &args.out, &tc))?;
+    let report = export::run_with_stack(move || export::export(&args.suite, &args.out, &tc, &opts))?;
     for (op, path) in &report.manifests {
         println!("{op}: {}", path.display());
     }
     for (op, params, why) in &report.skipped {
         eprintln!("skipped {op} {params}: {why}");
     }
+    eprintln!(
+        "{} configuration(s) exported, {} with tuning variants, {} chosen by the tuning record",
+        report.exported, report.with_variants, report.from_record
+    );
     if report.unsupported > 0 {
         eprintln!("{} configuration(s) of other operators left to other front ends", report.unsupported);
     }
@@ -84,12 +117,18 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}\n{USAGE}");
             ExitCode::from(2)
         }
-        Ok(Some(args)) => match run(args) {
-            Ok(()) => ExitCode::SUCCESS,
+        Ok(Some(args)) => match options(&args) {
             Err(e) => {
                 eprintln!("error: {e:#}");
-                ExitCode::FAILURE
+                ExitCode::from(2)
             }
+            Ok(opts) => match run(args, opts) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            },
         },
     }
 }

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""scripts/agent_export_cache.py: exports made here for the agent's retune on a GPU host, then
+served as one bundle per mixed-tuning suite, with the real cuTile Python exporter."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "agent_export_cache.py"
+
+
+def run(args, env):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], env=env, capture_output=True, text=True)
+
+
+def test_prepare_then_serve_a_mixed_suite(tmp_path, export_env):
+    job = {"schema": "portbench.agent-job/1", "operator": "rms_norm", "root": str(REPO), "workdir": "w",
+           "reference": {"bundle": str(tmp_path)}, "port": {"frontend": "cutile_python"},
+           "configs": [{"params": {"m": 256, "n": 1024, "dtype": "float16"}},
+                       {"params": {"m": 512, "n": 1024, "dtype": "float16"}}],
+           "stages": {"translate": {"builtin": "retune", "overrides": {"t256": {"tile": 256}, "t512": {"tile": 512}}}}}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    exporter = [sys.executable, "-m", "portbench_export.cutile_python", "--suite", "{suite}", "--out", "{out}"]
+    cache = tmp_path / "cache"
+    r = run(["prepare", str(tmp_path / "job.json"), str(cache), "--exporter", json.dumps(exporter)], export_env)
+    assert r.returncode == 0, r.stderr
+    index = json.loads((cache / "index.json").read_text())
+    assert index["candidates"] == {"default": {}, "t256": {"tile": 256}, "t512": {"tile": 512}}
+
+    mixed = {"suite": "m", "configs": [
+        {"op": "rms_norm", "params": {"m": 256, "n": 1024, "dtype": "float16"}, "tuning": {"tile": 512}},
+        {"op": "rms_norm", "params": {"m": 512, "n": 1024, "dtype": "float16"}}]}
+    (tmp_path / "mixed.json").write_text(json.dumps(mixed))
+    r = run(["serve", str(cache), "--suite", str(tmp_path / "mixed.json"), "--out", str(tmp_path / "out")], export_env)
+    assert r.returncode == 0, r.stderr
+    bundle = tmp_path / "out" / "rms_norm"
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    tiles = {c["params"]["m"]: c["tuning"]["tile_n"] for c in manifest["configs"]}
+    assert tiles == {256: 512, 512: 1024}
+    # Every cubin the plans name is there, with the hash the manifest gives.
+    for cubin in manifest["cubins"]:
+        assert hashlib.sha256((bundle / cubin["file"]).read_bytes()).hexdigest() == cubin["sha256"]
+    named = {launch["cubin"] for c in manifest["configs"] for launch in c["launches"]}
+    assert named == {c["file"] for c in manifest["cubins"]}
+
+    # A tuning the cache was not prepared with is an error naming it.
+    mixed["configs"][0]["tuning"] = {"tile": 128}
+    (tmp_path / "mixed.json").write_text(json.dumps(mixed))
+    r = run(["serve", str(cache), "--suite", str(tmp_path / "mixed.json"), "--out", str(tmp_path / "out2")], export_env)
+    assert r.returncode == 1
+    assert '{"tile": 128} is not in the cache' in r.stderr
