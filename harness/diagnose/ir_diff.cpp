@@ -37,6 +37,7 @@ std::string squeezed(const std::string& shape) {
 }
 
 std::string join_map(const std::map<std::string, std::string>& m) {
+  if (m.empty()) return "(no hints)";
   std::string s;
   for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + " = " + v;
   return s;
@@ -110,14 +111,14 @@ void match(const std::vector<T>& ref, const std::vector<T>& port, Group group, P
 
 void compare_memory(const region_model& ref, const region_model& port, const std::string& where, collector& c) {
   match(
-      ref.memory, port.memory, [](const memory_access& m) { return m.direction + " " + m.addressing; },
+      ref.memory, port.memory, [](const memory_access& m) { return m.direction; },
       [&](const memory_access& a, const memory_access& b) {
         if (a.tile != b.tile) {
           bool same = squeezed(a.tile) == squeezed(b.tile);   // only unit dimensions differ
           c.add(difference_kind::tile_shape, same ? severity::note : severity::structural, where, a.describe(),
                 b.describe());
         }
-        if (a.element != b.element || a.padding != b.padding || a.ordering != b.ordering) {
+        if (a.addressing != b.addressing || a.element != b.element || a.padding != b.padding || a.ordering != b.ordering) {
           c.add(difference_kind::memory, severity::structural, where, a.describe(), b.describe());
         }
         if (a.hints != b.hints) {
@@ -129,11 +130,12 @@ void compare_memory(const region_model& ref, const region_model& port, const std
         c.add(difference_kind::memory, severity::structural, where, a ? a->describe() : "", b ? b->describe() : "");
       },
       [](const void* x, const void* y) {
-        // Likely the same tensor: same element type, padding and tile rank.
+        // Likely the same tensor: same addressing, element type, padding and tile rank.
         const auto& a = *static_cast<const memory_access*>(x);
         const auto& b = *static_cast<const memory_access*>(y);
         auto rank = [](const std::string& t) { return std::count(t.begin(), t.end(), 'x'); };
-        return 4 * (a.element == b.element) + 2 * (a.padding == b.padding) + (rank(a.tile) == rank(b.tile));
+        return 8 * (a.addressing == b.addressing) + 4 * (a.element == b.element) + 2 * (a.padding == b.padding) +
+               (rank(a.tile) == rank(b.tile));
       });
 }
 

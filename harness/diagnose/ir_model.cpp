@@ -175,10 +175,16 @@ memory_access memory_of(const tile_ir::operation& op) {
     auto arrow = types.find("->");
     data_from = arrow == std::string_view::npos ? 0 : arrow;
   }
+  // The data tile: the first tile type of values, not of pointers (a pointer store lists the
+  // pointer tile before the value tile).
   std::string shape, element;
-  if (tile_type(types, data_from, shape, element)) {
-    m.tile = shape;
-    m.element = element;
+  for (std::size_t at = data_from; tile_type(types, at, shape, element);) {
+    if (m.element.empty() || m.element.rfind("ptr<", 0) == 0) {
+      m.tile = shape;
+      m.element = element;
+    }
+    if (element.rfind("ptr<", 0) != 0) break;
+    at = types.find("tile<", at) + 5;
   }
   // A view's partition tile is what one access moves; it wins over the data tile's shape.
   auto part = types.find("tile=(");
@@ -388,7 +394,11 @@ std::string rounding_of(const tile_ir::operation& op) {
     auto close = a.find('>', pos);
     mode = std::string(a.substr(pos + 9, close == std::string_view::npos ? std::string_view::npos : close - pos - 9));
   } else if (std::string v = keyed_value(a, "rounding_mode"); !v.empty()) {
-    mode = v == "0" ? "nearest_even" : "mode " + v;   // cutile-rs spells the enum as an integer
+    // cutile-rs prints the enum's integer (cutile-ir's RoundingMode); tileirdisasm its name.
+    static constexpr std::array<std::string_view, 8> names = {"nearest_even", "zero", "negative_inf", "positive_inf",
+                                                              "approx", "full", "nearest_int_to_zero", "nearest_away"};
+    std::size_t k = v.size() == 1 && v[0] >= '0' && v[0] <= '7' ? static_cast<std::size_t>(v[0] - '0') : names.size();
+    mode = k < names.size() ? std::string(names[k]) : "mode " + v;
   }
   if (mode == "nearest_even") mode.clear();   // the default, written or not
   bool ftz = false;

@@ -219,6 +219,29 @@ TEST(IrModel, AnInputReadInTwoPassesIsNamed) {
   }
 }
 
+TEST(IrDiff, RoundingSpellingsAgreeAndDefaultsVanish) {
+  // cutile-rs prints cutile-ir's RoundingMode integer, tileirdisasm the name (4 = approx).
+  auto entry = [](const std::string& exp_attr, const std::string& max_attr) {
+    return function_from("entry @k(%a: tile<4xf32>, %b: tile<4xf32>) {\n  %0 = exp %a " + exp_attr +
+                             " : tile<4xf32>\n  %1 = maxf %0, %b" + max_attr + " : tile<4xf32>\n  %2 = addf %1, %1 : tile<4xf32>\n"
+                             "  %t = make_token : token\n  %3 = store_ptr_tko weak %a, %2 token=%t : tile<4xptr<f32>>, "
+                             "tile<4xf32> -> token\n  return\n}\n",
+                         "k", "inline");
+  };
+  auto disasm = entry("rounding<approx>", "");
+  auto rs = entry("{rounding_mode = 4}", " {rounding_mode = 0}");
+  EXPECT_EQ(diff(disasm, rs).verdict, ir_verdict::pass);
+  auto full = entry("", "");
+  auto r = diff(disasm, full);
+  EXPECT_EQ(r.verdict, ir_verdict::fail_structural);
+  ASSERT_NE(find_kind(r, difference_kind::rounding), nullptr);
+  EXPECT_EQ(find_kind(r, difference_kind::rounding)->reference, "exp rounding=approx x1");
+  // A pointer store's data tile is the value's, not the pointers'.
+  auto m = normalise(disasm);
+  ASSERT_EQ(m.body.memory.size(), 1u);
+  EXPECT_EQ(m.body.memory[0].describe(), "store pointer weak 4xf32");
+}
+
 TEST(TileIrParse, BadTextNamesTheLine) {
   try {
     (void)tile_ir::parse("entry @k(%a: tile<i32>) {\n  %0 = addi %a, %a : tile<i32>\n", "k.tileir.txt");
