@@ -62,7 +62,7 @@ int run_check(const check_cli_options& o) {
     for (const auto& plan : b.plan.configs) {
       row r{b.plan.frontend, b.plan.op, plan.config.id(), "", ""};
       if (!context_lost.empty()) {
-        r.verdict = "NOT_RUN";
+        r.verdict = verdicts::numerics::not_run;
         r.detail = "context lost earlier: " + context_lost;
       } else {
         try {
@@ -70,12 +70,12 @@ int run_check(const check_cli_options& o) {
           r.verdict = res.verdict;
           r.detail = describe(res);
         } catch (const cuda::cuda_error& e) {
-          r.verdict = verify::k_error;
+          r.verdict = verdicts::numerics::error;
           r.detail = e.what();
           if (e.is_sticky()) context_lost = e.code_name();
         }
       }
-      all_pass = all_pass && r.verdict == verify::k_pass;
+      all_pass = all_pass && r.verdict == verdicts::numerics::pass;
       rows.push_back(std::move(r));
     }
   }

@@ -17,7 +17,7 @@
 #include "commands.hpp"
 #include "portbench/bundle/sha256.hpp"
 #include "portbench/measure/orchestrator.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "portbench/store/writer.hpp"
 #include "portbench/verify/verified_outputs.hpp"
 
@@ -119,8 +119,8 @@ store::run_record to_record(const measure::planned_pair& pair, int run, const me
   rec.output_digest = s.output_digest;
   rec.verdicts.proof = s.proof;
   rec.verdicts.timing = s.timing;
-  if (rec.verdicts.timing == measure::k_timing_valid && rec.time_ns.empty()) rec.verdicts.timing = measure::k_timing_no_samples;
-  if (r.status != measure::k_status_ok) rec.error = r.status + ": " + r.error;
+  if (rec.verdicts.timing == verdicts::timing::valid && rec.time_ns.empty()) rec.verdicts.timing = verdicts::timing::invalid_no_samples;
+  if (r.status != verdicts::status::ok) rec.error = r.status + ": " + r.error;
   else if (!s.proof_detail.empty()) rec.error = s.proof_detail;
   return rec;
 }
@@ -129,12 +129,12 @@ store::run_record to_record(const measure::planned_pair& pair, int run, const me
 struct config_summary {
   std::string id, ref_fe, port_fe;
   std::vector<double> ref_medians, port_medians;
-  std::string numerics, proof, status = measure::k_status_ok;
+  std::string numerics, proof, status{verdicts::status::ok};
 };
 
 std::string worst(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
-  if (a == "PASS" || a == measure::k_proof_executed || a == measure::k_status_ok) return b;
+  if (a == verdicts::numerics::pass || a == verdicts::proof::executed || a == verdicts::status::ok) return b;
   return a;
 }
 
@@ -160,7 +160,7 @@ int print_summary(const std::map<std::string, config_summary>& rows, const measu
     };
     double r = best(row.ref_medians), p = best(row.port_medians);
     double ratio = r / p;   // port speed over reference speed
-    bool ok = row.status == measure::k_status_ok && row.numerics == "PASS" && row.proof == measure::k_proof_executed;
+    bool ok = row.status == verdicts::status::ok && row.numerics == verdicts::numerics::pass && row.proof == verdicts::proof::executed;
     all_ok = all_ok && ok;
     if (ok && std::isfinite(ratio)) {
       log_sum += std::log(ratio);
@@ -210,17 +210,17 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
     costs.check_s += r.ref.check_s + r.port.check_s;
     costs.verify_s += r.ref.verify_s + r.port.verify_s;
     for (const auto* side : {&r.ref, &r.port}) {
-      costs.verified += side->numerics_source == verify::k_source_verified;
-      costs.reused += side->numerics_source == verify::k_source_reused;
+      costs.verified += side->numerics_source == verdicts::numerics_source::verified;
+      costs.reused += side->numerics_source == verdicts::numerics_source::reused;
     }
     costs.sampling_s += r.sampling_s;
     auto& row = rows[pair.config.id()];
     row.id = pair.config.id();
-    if (r.ref.median_ns > 0 && r.ref.timing == measure::k_timing_valid) row.ref_medians.push_back(r.ref.median_ns);
-    if (r.port.median_ns > 0 && r.port.timing == measure::k_timing_valid) row.port_medians.push_back(r.port.median_ns);
+    if (r.ref.median_ns > 0 && r.ref.timing == verdicts::timing::valid) row.ref_medians.push_back(r.ref.median_ns);
+    if (r.port.median_ns > 0 && r.port.timing == verdicts::timing::valid) row.port_medians.push_back(r.port.median_ns);
     row.numerics = worst(row.numerics, worst(r.ref.numerics, r.port.numerics));
     row.proof = worst(row.proof, worst(r.ref.proof, r.port.proof));
-    if (r.status != measure::k_status_ok) row.status = r.status;
+    if (r.status != verdicts::status::ok) row.status = r.status;
   };
   auto done = [&](const measure::planned_pair& pair, int run) {
     return writer.contains({pair.config.id(), store::role::reference, run}) &&

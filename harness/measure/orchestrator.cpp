@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "portbench/bundle/error.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "portbench/measure/worker.hpp"
 
 extern char** environ;
@@ -132,7 +132,7 @@ class worker_process {
   std::string m_buffer;
 };
 
-item_report failed_item(const planned_pair& p, std::size_t index, const char* status, const std::string& error) {
+item_report failed_item(const planned_pair& p, std::size_t index, std::string_view status, const std::string& error) {
   item_report r;
   r.index = index;
   r.status = status;
@@ -259,7 +259,7 @@ sweep_summary run_sweep(const sweep_options& opt, const sweep_plan& plan, const 
     sink(p, run, r);
     ++finished;
     ++summary.items_run;
-    if (r.status != k_status_ok) ++summary.items_failed;
+    if (r.status != verdicts::status::ok) ++summary.items_failed;
     summary.timed_device_s += r.timed_device_s;
     progress();
   };
@@ -332,7 +332,7 @@ sweep_summary run_sweep(const sweep_options& opt, const sweep_plan& plan, const 
       if (current != k_none) {
         const planned_pair& p = plan.pairs[items[current].second];
         std::string why = hung ? how : "worker died (" + how + "): " + read_tail(log_file);
-        deliver(p, run, failed_item(p, current, hung ? k_status_hang : k_status_crash, why));
+        deliver(p, run, failed_item(p, current, hung ? verdicts::status::hang : verdicts::status::crash, why));
         pos = current + 1;
       } else if (started_here == 0 && pos < items.size() && items[pos].first == run) {
         // The worker could not even start an item (no driver, no CUPTI): every item of this
@@ -340,7 +340,7 @@ sweep_summary run_sweep(const sweep_options& opt, const sweep_plan& plan, const 
         std::string why = "worker failed before its first configuration (" + how + "): " + read_tail(log_file);
         while (pos < items.size() && items[pos].first == run) {
           const planned_pair& p = plan.pairs[items[pos].second];
-          deliver(p, run, failed_item(p, pos, k_status_error, why));
+          deliver(p, run, failed_item(p, pos, verdicts::status::error, why));
           ++pos;
         }
       }

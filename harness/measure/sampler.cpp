@@ -14,8 +14,8 @@ namespace {
 // Launches attributed to the harness itself (warm-up, numerics passes, poison checks).
 constexpr std::uint64_t k_harness_id = 0;
 
-void raise_proof(side_result& side, const char* verdict, const std::string& detail) {
-  if (proof_severity(verdict) > proof_severity(side.proof)) {
+void raise_proof(side_result& side, std::string_view verdict, const std::string& detail) {
+  if (verdicts::proof_severity(verdict) > verdicts::proof_severity(side.proof)) {
     side.proof = verdict;
     side.proof_detail = detail;
   }
@@ -100,7 +100,7 @@ void sampler::take_sample(const plan_under_test& p, const verify::device_tensors
   s.unwritten = m_guard.read_and_reset(m_stream);   // synchronises the stream
   s.event_ns = m_end.since(m_start).count();
   if (s.unwritten > 0) {
-    raise_proof(out, k_proof_output_not_written,
+    raise_proof(out, verdicts::proof::output_not_written,
                 std::to_string(s.unwritten) + " output elements kept the poison of sample " + std::to_string(out.samples.size()));
   }
   out.samples.push_back(s);
@@ -121,10 +121,10 @@ void sampler::attribute(const std::vector<pending>& window) {
     auto& recs = by_sample[p.id];
     std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
     const auto& launches = p.plan->plan->plan().launches;
-    if (batch.dropped > 0) s.problem = "DROPPED_RECORDS";
+    if (batch.dropped > 0) s.problem = verdicts::sample_problem::dropped_records;
     if (recs.size() < launches.size()) {
-      s.problem = "MISSING_RECORD";
-      raise_proof(*p.side, k_proof_not_executed,
+      s.problem = verdicts::sample_problem::missing_record;
+      raise_proof(*p.side, verdicts::proof::not_executed,
                   std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) +
                       " launches (round: " + std::to_string(batch.kernels.size()) + " kernel records, " +
                       std::to_string(batch.external_id.size()) + " correlations, " + std::to_string(strangers.size()) +
@@ -132,14 +132,14 @@ void sampler::attribute(const std::vector<pending>& window) {
       continue;
     }
     if (recs.size() > launches.size()) {
-      raise_proof(*p.side, k_proof_foreign_kernel,
+      raise_proof(*p.side, verdicts::proof::foreign_kernel,
                   std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) + " launches");
     }
     std::uint64_t first = UINT64_MAX, last = 0;
     std::int64_t total = 0;
     for (std::size_t i = 0; i < recs.size(); ++i) {
       const kernel_record& r = *recs[i];
-      if (r.start_ns == 0 || r.end_ns == 0 || r.end_ns < r.start_ns) s.problem = "ZERO_TIMESTAMP";
+      if (r.start_ns == 0 || r.end_ns == 0 || r.end_ns < r.start_ns) s.problem = verdicts::sample_problem::zero_timestamp;
       first = std::min(first, r.start_ns);
       last = std::max(last, r.end_ns);
       total += static_cast<std::int64_t>(r.end_ns - r.start_ns);
@@ -148,7 +148,7 @@ void sampler::attribute(const std::vector<pending>& window) {
         bool grid_ok = r.grid[0] == static_cast<std::int32_t>(l.grid[0]) && r.grid[1] == static_cast<std::int32_t>(l.grid[1]) &&
                        r.grid[2] == static_cast<std::int32_t>(l.grid[2]);
         if (r.name != l.entry || !grid_ok) {
-          raise_proof(*p.side, k_proof_foreign_kernel,
+          raise_proof(*p.side, verdicts::proof::foreign_kernel,
                       "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
                           std::to_string(r.grid[2]) + " where the plan launches '" + l.entry + "'");
         }
@@ -156,7 +156,7 @@ void sampler::attribute(const std::vector<pending>& window) {
     }
     for (const kernel_record* r : strangers) {
       if (r->start_ns < last && r->end_ns > first) {
-        raise_proof(*p.side, k_proof_foreign_kernel,
+        raise_proof(*p.side, verdicts::proof::foreign_kernel,
                     std::string(r->device_launched ? "device-launched " : "") + "kernel '" + r->name +
                         "' ran inside the sample's window");
       }
@@ -200,13 +200,13 @@ void sampler::measure(const plan_under_test& ref, const plan_under_test& port, c
     side->median_ns = stats.median;
     side->rel_ci = stats.rel_half_width;
     if (!valid_times(*side).empty()) {
-      side->timing = k_timing_valid;
+      side->timing = verdicts::timing::valid;
       continue;
     }
-    side->timing = k_timing_no_samples;
+    side->timing = verdicts::timing::invalid_no_samples;
     for (const auto& smp : side->samples) {
-      if (smp.problem == "MISSING_RECORD") side->timing = k_timing_missing_records;
-      else if (smp.problem == "ZERO_TIMESTAMP") side->timing = k_timing_zero_timestamp;
+      if (smp.problem == verdicts::sample_problem::missing_record) side->timing = verdicts::timing::invalid_missing_records;
+      else if (smp.problem == verdicts::sample_problem::zero_timestamp) side->timing = verdicts::timing::invalid_zero_timestamp;
     }
   }
 }

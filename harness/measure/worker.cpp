@@ -12,7 +12,7 @@
 #include "portbench/bundle/error.hpp"
 #include "portbench/cuda/cupti.hpp"
 #include "portbench/cuda/error.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "portbench/reference/cache.hpp"
 #include "portbench/reference/spec.hpp"
 #include "portbench/reference/tolerance.hpp"
@@ -103,27 +103,27 @@ std::vector<reference::compare_report> check_side(const item_context& c, const w
     key.digest = digest;
     if (auto earlier = t.verified.find(key)) {
       reports = std::move(*earlier);
-      rep.numerics_source = verify::k_source_reused;
+      rep.numerics_source = verdicts::numerics_source::reused;
       continue;
     }
     c.dev.download_outputs(c.tensors);
     auto tv = steady::now();
     reports = c.op.verify(c.cfg, c.tensors, c.vopt);
     rep.verify_s = seconds_since(tv);
-    rep.numerics_source = verify::k_source_verified;
+    rep.numerics_source = verdicts::numerics_source::verified;
     t.verified.store(key, reports);
   }
   rep.check_s = seconds_since(t0);
   rep.numerics_detail = describe(reports);
-  if (rep.numerics_source == verify::k_source_reused) rep.numerics_detail += " (reused: same inputs and output digest as a verified launch)";
+  if (rep.numerics_source == verdicts::numerics_source::reused) rep.numerics_detail += " (reused: same inputs and output digest as a verified launch)";
   if (unwritten > 0) {
-    rep.proof = k_proof_output_not_written;
+    rep.proof = verdicts::proof::output_not_written;
     rep.proof_detail = std::to_string(unwritten) + " output elements kept the poison in the numerics passes";
   } else if (!reproduced) {
-    rep.proof = k_proof_nondeterministic;
+    rep.proof = verdicts::proof::nondeterministic;
     rep.proof_detail = "two launches on the same inputs gave different outputs";
   } else {
-    rep.proof = k_proof_executed;
+    rep.proof = verdicts::proof::executed;
   }
   return reports;
 }
@@ -134,7 +134,7 @@ void check_device_launches(const bundle::bundle& b, const bundle::config_plan& p
   for (const auto& l : plan.launches) {
     const auto& syms = b.cubin(l.cubin).info.device_launch_symbols;
     if (!syms.empty()) {
-      rep.proof = k_proof_foreign_kernel;
+      rep.proof = verdicts::proof::foreign_kernel;
       rep.proof_detail = l.cubin + " launches kernels from the device (links " + syms.front() + ")";
       return;
     }
@@ -147,7 +147,7 @@ void fill_timing(const side_result& r, side_report& rep) {
   rep.rel_ci = r.rel_ci;
   rep.timing = r.timing;
   // The worst of the numerics passes and the timed samples stands.
-  if (proof_severity(r.proof) > proof_severity(rep.proof)) {
+  if (verdicts::proof_severity(r.proof) > verdicts::proof_severity(rep.proof)) {
     rep.proof = r.proof;
     rep.proof_detail = r.proof_detail;
   }
@@ -242,11 +242,11 @@ int run_worker(const job& j, std::ostream& out) {
       fill_timing(rres, rep.ref);
       fill_timing(pres, rep.port);
     } catch (const cuda::cuda_error& e) {
-      rep.status = k_status_error;
+      rep.status = verdicts::status::error;
       rep.error = side + ": " + e.what();
       lost = e.is_sticky();
     } catch (const std::exception& e) {
-      rep.status = k_status_error;
+      rep.status = verdicts::status::error;
       rep.error = side + ": " + e.what();
     }
     rep.wall_s = seconds_since(t0);

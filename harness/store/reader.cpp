@@ -8,7 +8,7 @@
 #include "contents.hpp"
 #include "layout.hpp"
 #include "portbench/store/error.hpp"
-#include "portbench/store/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "provenance_io.hpp"
 
 namespace portbench::store::detail {
@@ -88,7 +88,7 @@ void read_role(hid_t group, const std::string& path, config_results& config, boo
       group_handle run = open_group(group, name);
       scalar_attributes attrs = read_scalar_attributes(run.get());
       auto state = attrs.text.find("state");
-      if (state == attrs.text.end() || state->second != run_complete) {
+      if (state == attrs.text.end() || state->second != verdicts::run_state::complete) {
         dmg.incomplete_run(run_path);
         continue;
       }

@@ -37,11 +37,11 @@ struct job {
 /// One side's outcome in one configuration.
 struct side_report {
   std::string frontend;
-  std::string numerics = "NOT_CHECKED";
+  std::string numerics{verdicts::numerics::not_checked};
   std::string numerics_detail;
-  std::string proof = "NOT_CHECKED";
+  std::string proof{verdicts::proof::not_checked};
   std::string proof_detail;
-  std::string timing = "NOT_MEASURED";
+  std::string timing{verdicts::timing::not_measured};
   std::vector<sample> samples;
   double median_ns = 0, rel_ci = 0;
   double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)
@@ -52,7 +52,7 @@ struct side_report {
 
 struct item_report {
   std::size_t index = 0;
-  std::string status = "OK";   ///< OK, ERROR, CRASH, HANG, NOT_RUN (verdicts.hpp)
+  std::string status{verdicts::status::ok};   ///< verdicts::status
   std::string error;
   side_report ref, port;
   double wall_s = 0;

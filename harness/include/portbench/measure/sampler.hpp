@@ -12,7 +12,7 @@
 #include "portbench/measure/cupti_tracer.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sm_clock.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "portbench/verify/device_tensors.hpp"
 
 namespace portbench::measure {
@@ -37,7 +37,7 @@ struct sample {
 
 struct side_result {
   std::vector<sample> samples;
-  std::string proof = k_proof_executed;
+  std::string proof{verdicts::proof::executed};
   std::string proof_detail;
   std::string timing;
   double median_ns = 0;

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "portbench/verdicts.hpp"
+
 namespace portbench::store {
 
 /// Written to the root attribute `schema`; readers refuse other major versions.
@@ -101,11 +103,11 @@ struct run_cost {
   double item_wall_s = std::numeric_limits<double>::quiet_NaN();
 };
 
-/// The verdicts of one run, as literal strings (verdicts.hpp). Defaults are "not checked".
+/// The verdicts of one run, as literal strings (portbench/verdicts.hpp). Defaults are "not checked".
 struct run_verdicts {
-  std::string numerics{"NOT_CHECKED"};
-  std::string proof{"NOT_CHECKED"};
-  std::string timing{"NOT_MEASURED"};
+  std::string numerics{verdicts::numerics::not_checked};
+  std::string proof{verdicts::proof::not_checked};
+  std::string timing{verdicts::timing::not_measured};
 
   friend bool operator==(const run_verdicts&, const run_verdicts&) = default;
 };
