@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/measure/job.hpp"
 
+#include <stdexcept>
+
 namespace portbench::measure {
 
 using json = nlohmann::json;
@@ -11,7 +13,7 @@ json to_json(const job& j) {
     items.push_back({{"index", it.index}, {"op", it.op}, {"params", it.params}, {"ref", it.ref_bundle}, {"port", it.port_bundle}});
   }
   const auto& t = j.timing;
-  return {{"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
+  return {{"mode", j.mode == job_mode::check ? "check" : "measure"}, {"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
           {"verified_dir", j.verified_dir}, {"reference_id", j.reference_id},
           {"timing", {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
                       {"max_samples", t.max_samples}, {"target_rel_ci", t.target_rel_ci},
@@ -21,6 +23,9 @@ json to_json(const job& j) {
 
 job job_from_json(const json& j) {
   job out;
+  const std::string mode = j.value("mode", std::string("measure"));
+  if (mode != "measure" && mode != "check") throw std::runtime_error("job: mode: unknown '" + mode + "'");
+  out.mode = mode == "check" ? job_mode::check : job_mode::measure;
   out.device = j.at("device").get<int>();
   out.run = j.at("run").get<int>();
   out.seed = j.at("seed").get<std::uint64_t>();

@@ -14,6 +14,7 @@
 #include "portbench/cuda/error.hpp"
 #include "portbench/verdicts.hpp"
 #include "portbench/reference/cache.hpp"
+#include "portbench/reference/config_json.hpp"
 #include "portbench/reference/spec.hpp"
 #include "portbench/reference/tolerance.hpp"
 #include "portbench/verify/numerics.hpp"
@@ -27,19 +28,6 @@ using json = nlohmann::json;
 using steady = std::chrono::steady_clock;
 
 double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
-
-reference::config config_of(const job_item& item) {
-  reference::config c;
-  c.op = item.op;
-  for (const auto& [key, v] : item.params.items()) {
-    if (v.is_null()) c.params[key] = std::monostate{};
-    else if (v.is_boolean()) c.params[key] = v.get<bool>();
-    else if (v.is_number_integer()) c.params[key] = v.get<std::int64_t>();
-    else if (v.is_number()) c.params[key] = v.get<double>();
-    else c.params[key] = v.get<std::string>();
-  }
-  return c;
-}
 
 std::string describe(const std::vector<reference::compare_report>& reports) {
   std::string d;
@@ -153,9 +141,53 @@ void fill_timing(const side_result& r, side_report& rep) {
   }
 }
 
+// `portbench check` through a worker: one launch of each item's plan on seeded inputs, compared
+// with the fp64 reference under the upstream tolerances. No CUPTI: nothing is timed.
+int run_check_worker(const job& j, std::ostream& out) {
+  auto ctx = cuda::context::open(j.device);
+  std::map<std::string, bundle::bundle> bundles;
+  for (const auto& item : j.items) {
+    out << json{{"event", "begin"}, {"index", item.index}}.dump() << "\n" << std::flush;
+    item_report rep;
+    rep.index = item.index;
+    auto t0 = steady::now();
+    bool lost = false;
+    try {
+      auto it = bundles.find(item.ref_bundle);
+      if (it == bundles.end()) it = bundles.emplace(item.ref_bundle, bundle::load_bundle(item.ref_bundle)).first;
+      const bundle::bundle& b = it->second;
+      rep.ref.frontend = b.plan.frontend;
+      const reference::config cfg = reference::config_from_json(item.op, item.params);
+      const auto* plan = b.plan.find(cfg);
+      if (!plan) throw bundle::bundle_error(item.ref_bundle, "no plan for " + cfg.id());
+      auto res = verify::check_numerics(ctx, b, *plan, {.seed = j.seed});
+      rep.ref.numerics = res.verdict;
+      rep.ref.numerics_detail = describe(res.reports);
+      if (!res.error.empty()) rep.ref.numerics_detail += " | " + res.error;
+      rep.ref.numerics_source = verdicts::numerics_source::verified;
+    } catch (const cuda::cuda_error& e) {
+      rep.status = verdicts::status::error;
+      rep.ref.numerics = verdicts::numerics::error;
+      rep.error = e.what();
+      lost = e.is_sticky();
+    } catch (const std::exception& e) {
+      rep.status = verdicts::status::error;
+      rep.ref.numerics = verdicts::numerics::error;
+      rep.error = e.what();
+    }
+    rep.wall_s = seconds_since(t0);
+    rep.ref.check_s = rep.wall_s;
+    out << to_json(rep).dump() << "\n" << std::flush;
+    if (lost) return k_worker_exit_context_lost;
+  }
+  out << json{{"event", "done"}}.dump() << "\n" << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int run_worker(const job& j, std::ostream& out) {
+  if (j.mode == job_mode::check) return run_check_worker(j, out);
   // CUPTI first: records of launches made before it is enabled are lost.
   auto cupti = cuda::load_cupti();
   cupti_tracer tracer(cupti);
@@ -196,7 +228,7 @@ int run_worker(const job& j, std::ostream& out) {
       const auto& port = get_bundle(item.port_bundle);
       rep.ref.frontend = ref.plan.frontend;
       rep.port.frontend = port.plan.frontend;
-      reference::config cfg = config_of(item);
+      reference::config cfg = reference::config_from_json(item.op, item.params);
       const auto* ref_plan = ref.plan.find(cfg);
       const auto* port_plan = port.plan.find(cfg);
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The measurement engine's CPU-side pieces: statistics, poison patterns, seeds, the worker
-// protocol, suites and pairing on the real exported bundles.
+// The measurement engine's CPU-side pieces: statistics, poison patterns, seeds and the worker
+// protocol.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,9 +8,7 @@
 #include <random>
 #include <set>
 
-#include "portbench/bundle/error.hpp"
 #include "portbench/measure/job.hpp"
-#include "portbench/measure/orchestrator.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sampler.hpp"
 #include "test_support.hpp"
@@ -105,6 +103,12 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   EXPECT_EQ(back.reference_id, "0.1.0@abc");
   ASSERT_EQ(back.items.size(), 1u);
   EXPECT_EQ(back.items[0].params["dtype"], "float16");
+  EXPECT_EQ(back.mode, pm::job_mode::measure);
+  j.mode = pm::job_mode::check;
+  EXPECT_EQ(pm::job_from_json(nlohmann::json::parse(pm::to_json(j).dump())).mode, pm::job_mode::check);
+  auto bad = pm::to_json(j);
+  bad["mode"] = "timing";
+  EXPECT_THROW((void)pm::job_from_json(bad), std::runtime_error);
 
   pm::item_report r;
   r.index = 4;
@@ -123,42 +127,6 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   EXPECT_EQ(rb.port.samples[0].unwritten, 7u);
   EXPECT_EQ(rb.ref.numerics_source, "REUSED");
   EXPECT_EQ(rb.ref.output_digest, r.ref.output_digest);
-}
-
-TEST(Suite, BadSuitesNameTheFileAndField) {
-  pt::temp_dir tmp;
-  auto file = tmp.path() / "s.json";
-  pt::write_text(file, R"({"suite": "x", "configs": [{"op": "rms_norm"}]})");
-  try {
-    (void)pm::load_suite(file.string());
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("s.json: configs[0].params: missing"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW((void)pm::load_suite((tmp.path() / "none.json").string()), std::runtime_error);
-}
-
-TEST(Pairing, SmokeSuitePairsEveryConfigurationBothSidesSupport) {
-  pm::sweep_options o;
-  o.suite_file = std::string(PORTBENCH_SOURCE_DIR) + "/configs/smoke.json";
-  o.ref_dirs = {(pt::bundle_root() / "cutile_python").string()};
-  o.port_dirs = {(pt::bundle_root() / "cutile_rust").string()};
-  auto plan = pm::plan_sweep(o);
-  auto suite = pm::load_suite(o.suite_file);
-  EXPECT_EQ(plan.pairs.size() + plan.unpaired.size(), suite.entries.size());
-  EXPECT_GE(plan.pairs.size(), 7u);
-  for (const auto& p : plan.pairs) {
-    EXPECT_EQ(p.ref_frontend, "cutile_python");
-    EXPECT_EQ(p.port_frontend, "cutile_rust");
-  }
-}
-
-TEST(Pairing, TwoBundlesOfOneOperatorOnOneSideAreRefused) {
-  pm::sweep_options o;
-  o.suite_file = std::string(PORTBENCH_SOURCE_DIR) + "/configs/smoke.json";
-  o.ref_dirs = {(pt::bundle_root() / "cutile_python").string(), (pt::bundle_root() / "triton").string()};
-  o.port_dirs = {(pt::bundle_root() / "cutile_rust").string()};
-  EXPECT_THROW((void)pm::plan_sweep(o), std::runtime_error);
 }
 
 }  // namespace

@@ -14,13 +14,19 @@
 namespace portbench::measure {
 
 struct job_item {
-  std::size_t index = 0;        ///< position in the orchestrator's plan
+  std::size_t index = 0;        ///< the orchestrator's number for it, echoed in begin/result
   std::string op;
   nlohmann::json params;        ///< the configuration's parameters, as in the suite
-  std::string ref_bundle, port_bundle;
+  std::string ref_bundle, port_bundle;   ///< port_bundle is empty in a check job
 };
 
+/// measure: numerics, proof and paired timing of reference and port (`portbench run`);
+/// check: one launch of one bundle's plan against the fp64 reference (`portbench check`), whose
+/// outcome is reported on the reference side.
+enum class job_mode { measure, check };
+
 struct job {
+  job_mode mode = job_mode::measure;
   int device = 0;
   int run = 0;                  ///< which of the N independent runs
   std::uint64_t seed = 1;       ///< base seed; each configuration derives its own from it

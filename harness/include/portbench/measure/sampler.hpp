@@ -12,19 +12,11 @@
 #include "portbench/measure/cupti_tracer.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sm_clock.hpp"
+#include "portbench/measure/timing_options.hpp"
 #include "portbench/verdicts.hpp"
 #include "portbench/verify/device_tensors.hpp"
 
 namespace portbench::measure {
-
-struct timing_options {
-  int warmup_launches = 3;        ///< per side, untimed, before the first sample
-  int min_samples = 10;           ///< per side
-  int max_samples = 200;          ///< per side
-  double target_rel_ci = 0.005;   ///< stop when both medians' 95% CI half-width / median is below
-  double time_cap_s = 2.0;        ///< per configuration and run, both sides together
-  bool cold_l2 = true;
-};
 
 struct sample {
   std::int64_t device_ns = -1;   ///< sum of the plan's CUPTI kernel records; -1 when invalid
