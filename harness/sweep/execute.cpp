@@ -224,9 +224,11 @@ class device_runner {
     std::size_t current = k_none;   // announced by "begin", not yet reported
     bool hung = false;
     std::string line;
+    // The deadline counts from the last protocol line: a worker that only prints noise hangs.
+    auto deadline = clock_type::now() + std::chrono::duration<double>(m_opt.item_timeout_s);
     for (;;) {
-      // The deadline counts from the last protocol line: a worker that only prints noise hangs.
-      auto st = w.next_line(m_opt.item_timeout_s, line);
+      const double left = std::chrono::duration<double>(deadline - clock_type::now()).count();
+      auto st = left > 0 ? w.next_line(left, line) : detail::worker_process::read_status::timeout;
       if (st == detail::worker_process::read_status::timeout) {
         hung = true;
         break;
@@ -238,6 +240,9 @@ class device_runner {
         continue;
       }
       const std::string event = msg["event"].is_string() ? msg["event"].get<std::string>() : "";
+      if (event == "begin" || event == "result") {
+        deadline = clock_type::now() + std::chrono::duration<double>(m_opt.item_timeout_s);
+      }
       if (event == "begin") {
         const auto k = index_of(msg);
         if (!k || !mine.count(*k) || delivered.count(*k)) {

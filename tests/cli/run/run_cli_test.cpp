@@ -4,12 +4,16 @@
 // and --dry-run need no GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "portbench/store/reader.hpp"
 #include "test_support.hpp"
 
 namespace pt = portbench::testing;
+namespace ps = portbench::store;
 
 namespace {
 
@@ -111,6 +115,85 @@ TEST(RunCli, DefaultsAreTheTilegymReferenceAndTheCutileRustPortOnSmoke) {
   auto rows = nlohmann::json::parse(ok.out);
   EXPECT_GE(rows.size(), 7u);
   EXPECT_EQ(rows.front()["port"], "cutile_rust");
+}
+
+}  // namespace
+
+namespace {
+
+// `portbench run` with a worker that misbehaves per configuration (PORTBENCH_WORKER_EXE, the
+// documented hook): every misbehaviour is that configuration's recorded outcome, the file holds
+// every configuration, and the exit code is the documented 1. Prints the record.
+class RunCliMisbehaving : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::setenv("PORTBENCH_WORKER_EXE", PORTBENCH_MISBEHAVING_WORKER, 1);
+  }
+  void TearDown() override {
+    ::unsetenv("PORTBENCH_WORKER_EXE");
+    ::unsetenv("PORTBENCH_FAKE_WORKER");
+  }
+};
+
+TEST_F(RunCliMisbehaving, EachMisbehaviourIsRecordedAndTheRunExitsOne) {
+  const std::vector<std::pair<std::string, std::string>> plan = {
+      {"vector_add/dtype=float32,n=1048576", "crash"},       {"vector_add/dtype=float32,n=67108864", "hang"},
+      {"vector_add/dtype=float32,n=1000003", "bad_report"},  {"rms_norm/dtype=float16,m=4096,n=1024", "half_line"},
+      {"rms_norm/dtype=float16,m=333,n=768", "exit_mid"},    {"mode=static_persistent", "segv"},
+      {"rms_norm/dtype=bfloat16,m=4096,n=4096", "noise"},    {"rms_norm/dtype=float32,m=2048", "exit_early"}};
+  std::string spec;
+  for (const auto& [id, b] : plan) spec += id + "=" + b + ";";
+  ::setenv("PORTBENCH_FAKE_WORKER", spec.c_str(), 1);
+  pt::temp_dir tmp;
+  auto r = pt::run_process(with(python_to_rust(tmp), {"--op", "vector_add", "--op", "rms_norm", "--runs", "2", "--timeout", "1"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto file = ps::read_results(tmp.path() / "r.h5");
+  ASSERT_EQ(file.configs.size(), 8u);
+  EXPECT_EQ(file.provenance.gpu_name, "Fake GPU 0");
+  const std::map<std::string, std::string> expected = {{"crash", "CRASH: worker died (signal 6"},
+      {"hang", "HANG: no word from the worker for 1 s"}, {"bad_report", "BAD_REPORT: malformed worker report"},
+      {"half_line", "CRASH: worker died (exit 1) in the middle of its report line"},
+      {"exit_mid", "CRASH: worker died (exit 0)"}, {"segv", "CRASH: worker died (signal 11"}, {"noise", ""},
+      {"exit_early", "ERROR: the worker ended before starting it (exit 0)"}};
+  std::printf("%-52s %-11s %s\n", "configuration", "fake", "recorded error (both runs, both roles)");
+  for (const auto& c : file.configs) {
+    std::string b;
+    for (const auto& [id, behaviour] : plan) {
+      if (c.info.id.find(id) != std::string::npos) b = behaviour;
+    }
+    ASSERT_FALSE(b.empty()) << c.info.id;
+    for (const auto& side : c.roles) {
+      ASSERT_EQ(side.runs.size(), 2u) << c.info.id;
+      for (const auto& run : side.runs) {
+        EXPECT_EQ(run.error.rfind(expected.at(b), 0), 0u) << c.info.id << ": " << run.error;
+        if (b == "noise") {
+          EXPECT_EQ(run.verdicts.timing, "VALID");
+          EXPECT_EQ(run.stats.count, 8);
+        } else {
+          EXPECT_EQ(run.verdicts.numerics, "NOT_CHECKED") << "nothing checked is never a pass";
+        }
+      }
+    }
+    std::printf("%-52s %-11s %.80s\n", c.info.id.c_str(), b.c_str(), c.roles.front().runs.front().error.c_str());
+  }
+  std::printf("portbench run exit code: %d\n", r.exit_code);
+  EXPECT_NE(r.out.find("geomean (port/ref speed, 1 configurations): "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("worker output lines were not protocol lines"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCliMisbehaving, AHealthyRunExitsZeroWithEveryRunOnFile) {
+  pt::temp_dir tmp;
+  auto r = pt::run_process(with(python_to_rust(tmp), {"--runs", "3", "--format", "json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["exit_code"], 0);
+  EXPECT_EQ(doc["configuration_runs"], 3 * static_cast<int>(doc["configurations"].size()));
+  const auto file = ps::read_results(tmp.path() / "r.h5");
+  EXPECT_EQ(file.run_count(), 2 * 3 * file.configs.size());
+  for (const auto& row : doc["configurations"]) {
+    EXPECT_EQ(row["status"], "OK");
+    EXPECT_NEAR(row["ratio"].get<double>(), 1035.0 / 1040.0, 1e-12);   // the fake's medians
+  }
 }
 
 }  // namespace

@@ -12,12 +12,14 @@
 #include "portbench/sweep/plan.hpp"
 #include "portbench/sweep/record.hpp"
 #include "portbench/sweep/suite.hpp"
+#include "portbench/sweep/summary.hpp"
 #include "portbench/verdicts.hpp"
 #include "test_support.hpp"
 
 namespace ps = portbench::sweep;
 namespace pt = portbench::testing;
 namespace pr = portbench::reference;
+namespace pm = portbench::measure;
 namespace verdicts = portbench::verdicts;
 
 namespace {
@@ -124,6 +126,88 @@ TEST(Selection, CheckPlansEveryConfigurationOfEveryBundle) {
   const auto some = ps::plan_check({(pt::bundle_root() / "triton").string()}, {.filter = "^vector_add/"});
   EXPECT_EQ(some.items.size() + some.deselected, configs);
   for (const auto& i : some.items) EXPECT_EQ(i.config.op, "vector_add");
+}
+
+
+pm::item_report report(std::string_view status, double ref_ns, double port_ns) {
+  pm::item_report r;
+  r.status = status;
+  for (auto* side : {&r.ref, &r.port}) {
+    const double ns = side == &r.ref ? ref_ns : port_ns;
+    side->numerics = "PASS";
+    side->proof = "EXECUTED";
+    side->timing = status == verdicts::status::ok ? "VALID" : "NOT_MEASURED";
+    if (status == verdicts::status::ok) {
+      for (int i = 0; i < 7; ++i) side->samples.push_back({static_cast<std::int64_t>(ns) + i - 3, 0, 1980, 0, 0, ""});
+      side->samples.push_back({-1, 0, 1980, 0, 0, "MISSING_RECORD"});
+      side->median_ns = ns;
+    }
+  }
+  if (status != verdicts::status::ok) r.error = "worker died (signal 11)";
+  return r;
+}
+
+ps::planned_item item(const std::string& op, std::int64_t n) {
+  ps::planned_item i;
+  i.config = {op, {{"n", n}}};
+  i.params = {{"n", n}};
+  i.reference = {"r", "ref_fe"};
+  i.port = {"p", "port_fe"};
+  return i;
+}
+
+TEST(Tally, BestOfNRatioWorstVerdictsAndExitCode) {
+  ps::sweep_tally t;
+  const auto a = item("op", 1), b = item("op", 2);
+  t.add(a, 0, report(verdicts::status::ok, 2000, 1000));
+  t.add(a, 1, report(verdicts::status::ok, 1900, 1100));   // best of 2: 1900 / 1000
+  t.add(b, 0, report(verdicts::status::ok, 1000, 1000));
+  ps::sweep_summary s;
+  EXPECT_EQ(t.exit_code({}, s), 0);
+  EXPECT_NEAR(t.geomean(), std::sqrt(1.9 * 1.0), 1e-12);
+  const auto rows = t.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NEAR(rows[0].ratio, 1.9, 1e-12);
+  EXPECT_NEAR(rows[0].spread, 0.1, 1e-12);
+  EXPECT_EQ(rows[0].numerics, "PASS");
+  // One crashed run makes the configuration fail and leave the geomean.
+  t.add(b, 1, report(verdicts::status::crash, 0, 0));
+  EXPECT_EQ(t.rows()[1].status, "CRASH");
+  EXPECT_EQ(t.rows()[1].error, "worker died (signal 11)");
+  EXPECT_EQ(t.geomean_count(), 1u);
+  EXPECT_EQ(t.exit_code({}, s), 1);
+  // A failed numerics verdict on one side is the row's verdict.
+  ps::sweep_tally u;
+  auto r = report(verdicts::status::ok, 1000, 1000);
+  r.port.numerics = "FAIL";
+  u.add(a, 0, r);
+  EXPECT_EQ(u.rows()[0].numerics, "FAIL");
+  EXPECT_EQ(u.exit_code({}, s), 1);
+  // A result that could not be recorded fails the run.
+  ps::sweep_tally v;
+  v.add(a, 0, report(verdicts::status::ok, 1000, 1000));
+  EXPECT_EQ(v.exit_code({}, s), 0);
+  v.not_recorded(a, "disk full");
+  EXPECT_EQ(v.rows()[0].status, "NOT_RECORDED");
+  EXPECT_EQ(v.exit_code({}, s), 1);
+}
+
+TEST(Record, ARunRecordKeepsValidSamplesAndTheFailureCause) {
+  const auto i = item("op", 1);
+  const auto ok = ps::to_record(i, 3, report(verdicts::status::ok, 1000, 1200), portbench::store::role::port);
+  EXPECT_EQ(ok.frontend, "port_fe");
+  EXPECT_EQ(ok.run, 3);
+  EXPECT_EQ(ok.time_ns.size(), 7u);
+  EXPECT_EQ(ok.dropped_samples, 1);
+  EXPECT_EQ(ok.time_ns.front(), 1197);
+  EXPECT_EQ(ok.verdicts.timing, "VALID");
+  EXPECT_TRUE(ok.error.empty());
+  const auto crashed = ps::to_record(i, 0, report(verdicts::status::crash, 0, 0), portbench::store::role::reference);
+  EXPECT_EQ(crashed.error, "CRASH: worker died (signal 11)");
+  EXPECT_TRUE(crashed.time_ns.empty());
+  auto odd = report(verdicts::status::ok, 1000, 1000);
+  odd.ref.samples.clear();   // VALID without a sample would be refused by the store
+  EXPECT_EQ(ps::to_record(i, 0, odd, portbench::store::role::reference).verdicts.timing, "INVALID_NO_SAMPLES");
 }
 
 TEST(Estimate, GrowsWithBytesRunsAndTheTimeCap) {
