@@ -39,7 +39,8 @@ if [[ -z "${PORTBENCH_SKIP_TESTS:-}" ]]; then
   tail -15 "$OUT/ctest-gpu.log"
 
   echo "== portbench check bundles =="
-  "$BIN" check bundles/cutile_python bundles/cutile_rust bundles/triton bundles/cuda_cpp > "$OUT/check.txt" 2>&1
+  "$BIN" check bundles/cutile_python bundles/cutile_python_clusters bundles/cutile_rust bundles/triton bundles/cuda_cpp \
+    > "$OUT/check.txt" 2>&1
   check_rc=$?
 fi
 

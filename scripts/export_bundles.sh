@@ -19,15 +19,29 @@ PY="$ROOT/.venv/bin/python"
 export CUDA_VISIBLE_DEVICES=""
 export PYTHONPATH="$ROOT/kernels/export${PYTHONPATH:+:$PYTHONPATH}"
 
+# PORTBENCH_EXPORT_FRONTENDS="cutile_python triton ..." limits the export to those front ends
+# (default: every one, plus the fault bundles).
+FRONTENDS="${PORTBENCH_EXPORT_FRONTENDS:-cutile_python triton cuda_cpp cutile_rust faults}"
+wants() { [[ " $FRONTENDS " == *" $1 "* ]]; }
+
 for fe in cutile_python triton cuda_cpp; do
+  wants "$fe" || continue
   echo "[export] $fe <- $SUITE"
   "$PY" -m "portbench_export.$fe" --suite "$SUITE" --out "$OUT/$fe"
 done
 
+# CTA-cluster kernels (configs/clusters.json): the grid counts clusters, CUPTI reports CTAs.
+if [[ "$SUITE" == configs/smoke.json ]] && wants cutile_python; then
+  echo "[export] cutile_python (clusters) <- configs/clusters.json"
+  "$PY" -m portbench_export.cutile_python --suite configs/clusters.json --out "$OUT/cutile_python_clusters"
+fi
+
 # ---- cuTile Rust (kernels/cutile_rust/, written separately) -----------------------------------
 # It exports itself when its script exists; same contract: SUITE in, bundles/cutile_rust out.
-[[ -x kernels/cutile_rust/export.sh ]] && kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"
+if wants cutile_rust && [[ -x kernels/cutile_rust/export.sh ]]; then
+  kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"
+fi
 # -----------------------------------------------------------------------------------------------
 
 echo "[export] done: $OUT"
-if [[ -x kernels/faults/export.sh ]]; then kernels/faults/export.sh configs/faults.json "$OUT"; fi   # fault bundles (docs/faults.md)
+if wants faults && [[ -x kernels/faults/export.sh ]]; then kernels/faults/export.sh configs/faults.json "$OUT"; fi   # fault bundles (docs/faults.md)

@@ -15,6 +15,10 @@ echo "== A/A: cutile_python vs itself, smoke suite, best of $RUNS =="
 /usr/bin/time -f "wall %e s" "$BIN" run --aa --ref bundles/cutile_python --suite configs/smoke.json \
   --runs "$RUNS" --out "$OUT/aa.h5" --overwrite 2>&1 | tee "$OUT/aa.txt" | tail -14
 
+echo "== A/A: CTA-cluster kernels (grid counts clusters), clusters suite, best of $RUNS =="
+"$BIN" run --aa --ref bundles/cutile_python_clusters --suite configs/clusters.json \
+  --runs "$RUNS" --out "$OUT/aa_clusters.h5" --overwrite 2>&1 | tee "$OUT/aa_clusters.txt" | tail -6
+
 echo "== port: cutile_python -> cutile_rust, smoke suite, best of $RUNS =="
 /usr/bin/time -f "wall %e s" "$BIN" run --ref bundles/cutile_python --port bundles/cutile_rust \
   --suite configs/smoke.json --runs "$RUNS" --out "$OUT/port.h5" --overwrite 2>&1 | tee "$OUT/port.txt" | tail -14

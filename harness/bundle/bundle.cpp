@@ -31,6 +31,30 @@ std::string describe(const param_binding& p) {
   return s + " (" + to_string(p.type) + ")";
 }
 
+std::string triple(const std::array<int, 3>& d) {
+  return "[" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) + "]";
+}
+
+// A cubin that fixes its cluster shape (EIATTR_CTA_PER_CLUSTER) must be declared with exactly
+// that shape: the proof check multiplies the grid by it when the grid counts clusters, and a
+// launch attribute with another shape would be refused by the driver.
+void check_cluster(const std::string& file, const std::string& where, const launch_spec& l, const cubin_entry& e) {
+  const std::array<int, 3> declared{static_cast<int>(l.cluster[0]), static_cast<int>(l.cluster[1]),
+                                    static_cast<int>(l.cluster[2])};
+  const bool fixed = e.cluster[0] != 0;
+  if (fixed && declared != e.cluster) {
+    throw bundle_error(file, where + ".cluster: " + triple(declared) + ", but entry '" + l.entry +
+                                 "' is compiled for clusters of " + triple(e.cluster) + " (EIATTR_CTA_PER_CLUSTER)");
+  }
+  if (!fixed && e.tile_ir && declared != std::array<int, 3>{1, 1, 1}) {
+    throw bundle_error(file, where + ".cluster: " + triple(declared) + ", but Tile IR entry '" + l.entry +
+                                 "' has no compiled cluster shape (its num_ctas is 1)");
+  }
+  if (e.blocks_are_clusters && !fixed) {
+    throw bundle_error(file, where + ": entry '" + l.entry + "' counts its grid in clusters but states no cluster shape");
+  }
+}
+
 }  // namespace
 
 const loaded_cubin& bundle::cubin(const std::string& file) const {
@@ -64,6 +88,7 @@ void check_launch_against_cubin(const manifest& m, const std::string& where, con
                                    std::to_string(want.size) + " bytes at offset " + std::to_string(want.offset));
     }
   }
+  check_cluster(file, where, l, *e);
   if (e->tile_ir) {
     if (l.block != dim3{1, 1, 1} || l.shared_bytes != 0) {
       throw bundle_error(file, where + ": entry '" + l.entry + "' is a Tile IR kernel, launched with block [1,1,1] " +
@@ -113,11 +138,21 @@ bundle load_bundle(const std::filesystem::path& dir) {
     }
     b.cubins.push_back(std::move(c));
   }
+  auto check_all = [&](std::vector<launch_spec>& launches, const std::string& prefix) {
+    for (std::size_t k = 0; k < launches.size(); ++k) {
+      launch_spec& l = launches[k];
+      const loaded_cubin& c = b.cubin(l.cubin);
+      check_launch_against_cubin(b.plan, prefix + ".launches[" + std::to_string(k) + "]", l, c);
+      const cubin_entry* e = c.info.find(l.entry);
+      l.grid_counts_clusters = e != nullptr && e->blocks_are_clusters;
+    }
+  };
   for (std::size_t i = 0; i < b.plan.configs.size(); ++i) {
-    const auto& plan = b.plan.configs[i];
-    for (std::size_t k = 0; k < plan.launches.size(); ++k) {
-      std::string where = "configs[" + std::to_string(i) + "].launches[" + std::to_string(k) + "]";
-      check_launch_against_cubin(b.plan, where, plan.launches[k], b.cubin(plan.launches[k].cubin));
+    auto& plan = b.plan.configs[i];
+    const std::string where = "configs[" + std::to_string(i) + "]";
+    check_all(plan.launches, where);
+    for (std::size_t v = 0; v < plan.variants.size(); ++v) {
+      check_all(plan.variants[v].launches, where + ".variants[" + std::to_string(v) + "]");
     }
   }
   return b;

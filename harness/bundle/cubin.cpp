@@ -30,6 +30,11 @@ constexpr std::uint8_t k_eiattr_regcount = 0x2f;
 constexpr std::uint8_t k_eiattr_frame_size = 0x11;
 constexpr std::uint8_t k_eiattr_reqntid = 0x10;
 constexpr std::uint8_t k_eiattr_max_threads = 0x05;
+// Cluster shape fixed at compile time (3 x u32), and the value-less flag that the launch grid
+// counts clusters, not CTAs (tileiras sets both for num_ctas > 1: `.reqnctapercluster` and
+// `.blocksareclusters` in its PTX).
+constexpr std::uint8_t k_eiattr_cta_per_cluster = 0x3d;
+constexpr std::uint8_t k_eiattr_blocks_are_clusters = 0x5b;
 constexpr std::uint8_t k_eicompat_accelerator_target = 0x09;
 
 class reader {
@@ -229,6 +234,16 @@ void read_entry_info(const reader& r, const section& s, cubin_entry& e) {
             e.required_block[d] = static_cast<int>(payload_at<std::uint32_t>(rec, 4 * d, r, "REQNTID"));
           }
         }
+        break;
+      case k_eiattr_cta_per_cluster:
+        for (int d = 0; d < 3 && rec.format == k_eifmt_sval; ++d) {
+          if (rec.payload.size() >= std::size_t(4 * (d + 1))) {
+            e.cluster[d] = static_cast<int>(payload_at<std::uint32_t>(rec, 4 * d, r, "CTA_PER_CLUSTER"));
+          }
+        }
+        break;
+      case k_eiattr_blocks_are_clusters:
+        e.blocks_are_clusters = true;
         break;
       case k_eiattr_max_threads:
         if (rec.format == k_eifmt_sval && rec.payload.size() >= 4) {

@@ -67,9 +67,16 @@ packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, 
     const param_binding& p = l.params[i];
     const std::string at = where + ".params[" + std::to_string(i) + "]";
     switch (p.kind) {
-      case param_kind::ptr:
-        put(buf, offsets[i], static_cast<std::uint64_t>(find_tensor(tensors, p.tensor, at).address));
+      case param_kind::ptr: {
+        const tensor_binding& t = find_tensor(tensors, p.tensor, at);
+        if (p.offset > 0 && t.spec.offset + p.offset >= t.spec.storage_elements) {
+          throw bundle_error(at, "offset " + std::to_string(p.offset) + " is outside tensor '" + p.tensor + "' (" +
+                                     std::to_string(t.spec.storage_elements) + " elements)");
+        }
+        const auto bytes = static_cast<std::uint64_t>(p.offset) * static_cast<std::uint64_t>(reference::size_of(t.spec.type));
+        put(buf, offsets[i], static_cast<std::uint64_t>(t.address) + bytes);
         break;
+      }
       case param_kind::extent:
       case param_kind::stride: {
         const auto& spec = find_tensor(tensors, p.tensor, at).spec;
@@ -121,6 +128,14 @@ loaded_plan::loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_pl
 
 void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const {
   const auto& api = m_ctx->api();
+  // Buffers the exporter declared zero-initialised (a wrapper's torch.zeros) start from zero in
+  // every execution of the plan; the memsets are not kernels, so they are outside the timing.
+  for (const auto& sc : m_plan->scratch) {
+    if (!sc.zero_init || sc.bytes == 0) continue;
+    auto it = scratch.find(sc.name);
+    if (it == scratch.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
+    PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
+  }
   for (std::size_t i = 0; i < m_plan->launches.size(); ++i) {
     const launch_spec& l = m_plan->launches[i];
     packed_params params = pack_params(l, tensors, scratch, m_manifest + ": launches[" + std::to_string(i) + "]");
@@ -134,7 +149,8 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
     cfg.sharedMemBytes = l.shared_bytes;
     cfg.hStream = s.native();
     CUlaunchAttribute attrs[1]{};
-    if (l.cluster != dim3{1, 1, 1}) {
+    // A cubin that fixes its cluster (grid counted in clusters) takes no cluster attribute.
+    if (l.cluster != dim3{1, 1, 1} && !l.grid_counts_clusters) {
       attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
       attrs[0].value.clusterDim.x = l.cluster[0];
       attrs[0].value.clusterDim.y = l.cluster[1];

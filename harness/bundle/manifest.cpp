@@ -91,6 +91,11 @@ param_binding parse_param(const field& f) {
   switch (p.kind) {
     case param_kind::ptr:
       p.tensor = f.at("tensor").text();
+      if (f.has("offset")) {
+        field off = f.at("offset");
+        p.offset = off.integer();
+        if (p.offset < 0) off.fail("must be >= 0 (elements into the tensor)");
+      }
       break;
     case param_kind::extent:
     case param_kind::stride: {
@@ -136,6 +141,53 @@ std::string relative_inside(const field& f) {
   return rel;
 }
 
+void parse_plan_body(const field& c, const std::set<std::string>& cubin_files, std::vector<scratch_spec>& scratch_out,
+                     std::vector<launch_spec>& launches_out) {
+  std::set<std::string> scratch_names;
+  if (c.has("scratch")) {
+    field scratch = c.at("scratch");
+    for (std::size_t k = 0; k < scratch.array_size(); ++k) {
+      field s = scratch.at(k);
+      scratch_spec spec{s.at("name").text(), 0, false};
+      std::int64_t bytes = s.at("bytes").integer();
+      if (bytes < 0) s.at("bytes").fail("must be >= 0");
+      spec.bytes = static_cast<std::uint64_t>(bytes);
+      if (s.has("init")) {
+        const std::string init = s.at("init").text();
+        if (init != "zero" && init != "none") s.at("init").fail("expected \"zero\" or \"none\", got '" + init + "'");
+        spec.zero_init = init == "zero";
+      }
+      if (!scratch_names.insert(spec.name).second) s.at("name").fail("scratch buffer '" + spec.name + "' is declared twice");
+      scratch_out.push_back(spec);
+    }
+  }
+  field launches = c.at("launches");
+  if (launches.array_size() == 0) launches.fail("the launch plan is empty");
+  for (std::size_t k = 0; k < launches.array_size(); ++k) {
+    field l = launches.at(k);
+    launch_spec spec;
+    field cubin = l.at("cubin");
+    spec.cubin = cubin.text();
+    if (cubin_files.count(spec.cubin) == 0) cubin.fail("'" + spec.cubin + "' is not listed in cubins");
+    spec.entry = l.at("entry").text();
+    spec.grid = l.at("grid").triple();
+    spec.block = l.at("block").triple();
+    spec.cluster = l.has("cluster") ? l.at("cluster").triple() : dim3{1, 1, 1};
+    std::int64_t shared = l.at("shared_bytes").integer();
+    if (shared < 0) l.at("shared_bytes").fail("must be >= 0");
+    spec.shared_bytes = static_cast<unsigned>(shared);
+    field ps = l.at("params");
+    for (std::size_t p = 0; p < ps.array_size(); ++p) {
+      param_binding b = parse_param(ps.at(p));
+      if (b.kind == param_kind::scratch && scratch_names.count(b.scratch) == 0) {
+        ps.at(p).at("name").fail("scratch buffer '" + b.scratch + "' is not declared in scratch");
+      }
+      spec.params.push_back(std::move(b));
+    }
+    launches_out.push_back(std::move(spec));
+  }
+}
+
 }  // namespace
 
 std::size_t size_of(scalar_type t) noexcept {
@@ -179,6 +231,34 @@ std::vector<std::size_t> param_offsets(const launch_spec& l) {
     at += p.size();
   }
   return offsets;
+}
+
+dim3 launch_spec::cta_grid() const noexcept {
+  if (!grid_counts_clusters) return grid;
+  return {grid[0] * cluster[0], grid[1] * cluster[1], grid[2] * cluster[2]};
+}
+
+const plan_variant* config_plan::find_variant(const std::string& name) const noexcept {
+  for (const auto& v : variants) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+config_plan config_plan::with_variant(const std::string& name, const std::string& manifest_file) const {
+  if (name.empty() || name == variant) return *this;
+  const plan_variant* v = find_variant(name);
+  if (v == nullptr) {
+    throw bundle_error(manifest_file, config.id() + ": no variant '" + name + "' (" + std::to_string(variants.size()) +
+                                          " variants)");
+  }
+  config_plan p;
+  p.config = config;
+  p.tuning_json = v->tuning_json;
+  p.scratch = v->scratch;
+  p.launches = v->launches;
+  p.variant = v->name;
+  return p;
 }
 
 const config_plan* manifest::find(const reference::config& c) const noexcept {
@@ -231,6 +311,9 @@ manifest parse_manifest(const std::filesystem::path& file) {
   }
   if (m.cubins.empty()) cubins.fail("lists no cubins");
 
+  if (root.has("target")) m.target_json = root.at("target").raw().dump();
+  if (root.has("sources")) m.sources_json = root.at("sources").raw().dump();
+
   field configs = root.at("configs");
   for (std::size_t i = 0; i < configs.array_size(); ++i) {
     field c = configs.at(i);
@@ -243,43 +326,23 @@ manifest parse_manifest(const std::filesystem::path& file) {
       (void)value;
     }
     if (c.has("tuning")) plan.tuning_json = c.at("tuning").raw().dump();
-    std::set<std::string> scratch_names;
-    if (c.has("scratch")) {
-      field scratch = c.at("scratch");
-      for (std::size_t k = 0; k < scratch.array_size(); ++k) {
-        field s = scratch.at(k);
-        scratch_spec spec{s.at("name").text(), 0};
-        std::int64_t bytes = s.at("bytes").integer();
-        if (bytes < 0) s.at("bytes").fail("must be >= 0");
-        spec.bytes = static_cast<std::uint64_t>(bytes);
-        scratch_names.insert(spec.name);
-        plan.scratch.push_back(spec);
+    parse_plan_body(c, cubin_files, plan.scratch, plan.launches);
+    if (c.has("variants")) {
+      field vs = c.at("variants");
+      std::set<std::string> names;
+      for (std::size_t k = 0; k < vs.array_size(); ++k) {
+        field v = vs.at(k);
+        plan_variant pv;
+        pv.name = v.at("name").text();
+        if (pv.name.empty()) v.at("name").fail("must not be empty");
+        if (!names.insert(pv.name).second) v.at("name").fail("variant '" + pv.name + "' is named twice");
+        if (v.has("tuning")) pv.tuning_json = v.at("tuning").raw().dump();
+        parse_plan_body(v, cubin_files, pv.scratch, pv.launches);
+        plan.variants.push_back(std::move(pv));
       }
     }
-    field launches = c.at("launches");
-    if (launches.array_size() == 0) launches.fail("the launch plan is empty");
-    for (std::size_t k = 0; k < launches.array_size(); ++k) {
-      field l = launches.at(k);
-      launch_spec spec;
-      field cubin = l.at("cubin");
-      spec.cubin = cubin.text();
-      if (cubin_files.count(spec.cubin) == 0) cubin.fail("'" + spec.cubin + "' is not listed in cubins");
-      spec.entry = l.at("entry").text();
-      spec.grid = l.at("grid").triple();
-      spec.block = l.at("block").triple();
-      spec.cluster = l.has("cluster") ? l.at("cluster").triple() : dim3{1, 1, 1};
-      std::int64_t shared = l.at("shared_bytes").integer();
-      if (shared < 0) l.at("shared_bytes").fail("must be >= 0");
-      spec.shared_bytes = static_cast<unsigned>(shared);
-      field ps = l.at("params");
-      for (std::size_t p = 0; p < ps.array_size(); ++p) {
-        param_binding b = parse_param(ps.at(p));
-        if (b.kind == param_kind::scratch && scratch_names.count(b.scratch) == 0) {
-          ps.at(p).at("name").fail("scratch buffer '" + b.scratch + "' is not declared in scratch");
-        }
-        spec.params.push_back(std::move(b));
-      }
-      plan.launches.push_back(std::move(spec));
+    if (c.has("tuning") && c.at("tuning").raw().is_object() && c.at("tuning").has("variant")) {
+      plan.variant = c.at("tuning").at("variant").text();
     }
     m.configs.push_back(std::move(plan));
   }

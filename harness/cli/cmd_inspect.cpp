@@ -33,6 +33,10 @@ void print_bundle(const bundle::bundle& b) {
       if (e.required_block[0] != 0) {
         std::printf("  required block %dx%dx%d", e.required_block[0], e.required_block[1], e.required_block[2]);
       }
+      if (e.cluster[0] != 0) {
+        std::printf("  cluster %dx%dx%d%s", e.cluster[0], e.cluster[1], e.cluster[2],
+                    e.blocks_are_clusters ? " (grid counts clusters)" : "");
+      }
       std::printf("\n          params %zu (%d B):", e.params.size(), e.param_bytes);
       for (const auto& p : e.params) std::printf(" #%d@%d:%dB", p.ordinal, p.offset, p.size);
       std::printf("\n");

@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
   add(&add_compare_command);
   add(&add_merge_command);
   add(&add_export_gbench_command);
+  add(&add_tune_command);
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +20,7 @@ command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
+command_action add_tune_command(CLI::App& app);
 
 /// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);

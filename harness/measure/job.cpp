@@ -10,7 +10,10 @@ using json = nlohmann::json;
 json to_json(const job& j) {
   json items = json::array();
   for (const auto& it : j.items) {
-    items.push_back({{"index", it.index}, {"op", it.op}, {"params", it.params}, {"ref", it.ref_bundle}, {"port", it.port_bundle}});
+    json item{{"index", it.index}, {"op", it.op}, {"params", it.params}, {"ref", it.ref_bundle}, {"port", it.port_bundle}};
+    if (!it.ref_variant.empty()) item["ref_variant"] = it.ref_variant;
+    if (!it.port_variant.empty()) item["port_variant"] = it.port_variant;
+    items.push_back(std::move(item));
   }
   const auto& t = j.timing;
   return {{"mode", j.mode == job_mode::check ? "check" : "measure"}, {"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
@@ -41,7 +44,8 @@ job job_from_json(const json& j) {
   out.timing.cold_l2 = t.at("cold_l2").get<bool>();
   for (const auto& it : j.at("items")) {
     out.items.push_back({it.at("index").get<std::size_t>(), it.at("op").get<std::string>(), it.at("params"),
-                         it.at("ref").get<std::string>(), it.at("port").get<std::string>()});
+                         it.at("ref").get<std::string>(), it.at("port").get<std::string>(),
+                         it.value("ref_variant", std::string{}), it.value("port_variant", std::string{})});
   }
   return out;
 }

@@ -145,12 +145,14 @@ void sampler::attribute(const std::vector<pending>& window) {
       total += static_cast<std::int64_t>(r.end_ns - r.start_ns);
       if (i < launches.size()) {
         const auto& l = launches[i];
-        bool grid_ok = r.grid[0] == static_cast<std::int32_t>(l.grid[0]) && r.grid[1] == static_cast<std::int32_t>(l.grid[1]) &&
-                       r.grid[2] == static_cast<std::int32_t>(l.grid[2]);
+        const bundle::dim3 g = l.cta_grid();   // CUPTI counts CTAs, also where the grid counts clusters
+        bool grid_ok = r.grid[0] == static_cast<std::int32_t>(g[0]) && r.grid[1] == static_cast<std::int32_t>(g[1]) &&
+                       r.grid[2] == static_cast<std::int32_t>(g[2]);
         if (r.name != l.entry || !grid_ok) {
           raise_proof(*p.side, verdicts::proof::foreign_kernel,
                       "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
-                          std::to_string(r.grid[2]) + " where the plan launches '" + l.entry + "'");
+                          std::to_string(r.grid[2]) + " where the plan launches '" + l.entry + "' with grid " +
+                          std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]) + " CTAs");
         }
       }
     }

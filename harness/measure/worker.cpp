@@ -205,9 +205,18 @@ int run_worker(const job& j, std::ostream& out) {
   // handle makes CUPTI report the old kernel's name for the new kernel's records.
   std::map<std::string, std::unique_ptr<bundle::loaded_plan>> plans;
   auto get_plan = [&](const bundle::bundle& b, const bundle::config_plan& p) -> const bundle::loaded_plan& {
-    auto& slot = plans[b.dir.string() + "|" + p.config.id()];
+    auto& slot = plans[b.dir.string() + "|" + p.config.id() + "|" + p.variant];
     if (!slot) slot = std::make_unique<bundle::loaded_plan>(ctx, b, p);
     return *slot;
+  };
+  // Tuning variants as plans of their own, kept as long as the loaded plans that point at them.
+  std::map<std::string, std::unique_ptr<bundle::config_plan>> variant_plans;
+  auto get_variant = [&](const bundle::bundle& b, const bundle::config_plan* p,
+                         const std::string& name) -> const bundle::config_plan* {
+    if (p == nullptr || name.empty() || name == p->variant) return p;
+    auto& slot = variant_plans[b.dir.string() + "|" + p->config.id() + "|" + name];
+    if (!slot) slot = std::make_unique<bundle::config_plan>(p->with_variant(name, b.plan.path.string()));
+    return slot.get();
   };
   auto get_bundle = [&](const std::string& dir) -> const bundle::bundle& {
     auto it = bundles.find(dir);
@@ -229,8 +238,8 @@ int run_worker(const job& j, std::ostream& out) {
       rep.ref.frontend = ref.plan.frontend;
       rep.port.frontend = port.plan.frontend;
       reference::config cfg = reference::config_from_json(item.op, item.params);
-      const auto* ref_plan = ref.plan.find(cfg);
-      const auto* port_plan = port.plan.find(cfg);
+      const auto* ref_plan = get_variant(ref, ref.plan.find(cfg), item.ref_variant);
+      const auto* port_plan = get_variant(port, port.plan.find(cfg), item.port_variant);
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
       const auto& op = reference::find_operator(cfg.op);
       const std::uint64_t seed = inputs_seed(j, cfg.id());

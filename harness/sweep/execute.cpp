@@ -208,7 +208,8 @@ class device_runner {
     std::set<std::size_t> mine(pending.begin(), pending.end());
     for (std::size_t k : pending) {
       const planned_item& p = m_plan.items[units[k].item];
-      j.items.push_back({k, p.config.op, p.params, p.reference.bundle, p.port.bundle});
+      j.items.push_back({k, p.config.op, p.params, p.reference.bundle, p.port.bundle, p.reference.variant,
+                         p.port.variant});
     }
     const fs::path base = m_tmp / ("dev" + std::to_string(m_device) + "-" + std::to_string(m_attempt++));
     const fs::path job_file = base.string() + ".job.json", log_file = base.string() + ".log";

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "portbench/reference/compare.hpp"
+#include "portbench/reference/tolerance.hpp"
 
 namespace portbench::reference {
 
@@ -31,7 +32,30 @@ double rms_of(const double* values, std::int64_t n) noexcept {
 
 error_accumulator::error_accumulator(dtype type, tolerance tol)
     : m_type(type), m_tol(tol), m_eps(is_floating(type) ? machine_epsilon(type) : 0.0),
-      m_floor(is_floating(type) ? 0.5 * min_subnormal(type) : 1.0) {}
+      m_floor(is_floating(type) ? 0.5 * min_subnormal(type) : 1.0),
+      m_compute_eps(tol.compute_eps > 0 ? tol.compute_eps : 0x1.0p-23),
+      m_min_ulp(is_floating(type) ? min_subnormal(type) : 1.0) {}
+
+namespace {
+// Accumulated roundoff a correct kernel may add, in units of the computation's roundoff times
+// (|want| + s): fp32 tree reductions of thousands of terms stay inside it, while a flipped bit
+// of an fp16 value at a hundredth of its unit's rms does not.
+constexpr double k_accumulation_units = 16;
+}  // namespace
+
+void error_accumulator::note_outside(std::int64_t index, double d, double abs_want, double scale) noexcept {
+  note_bad(index);
+  if (m_eps == 0) {   // integers: exact or wrong
+    ++m_beyond_rounding;
+    return;
+  }
+  // One ulp of the output dtype at the element: |want| = f * 2^e with f in [0.5, 1) has
+  // ulp eps * 2^(e-1), never below the smallest subnormal.
+  int e = 0;
+  std::frexp(abs_want, &e);
+  const double ulp = std::max(std::ldexp(m_eps, e - 1), m_min_ulp);
+  if (d > ulp + k_accumulation_units * m_compute_eps * (abs_want + scale)) ++m_beyond_rounding;
+}
 
 void error_accumulator::note_bad(std::int64_t index) noexcept {
   ++m_bad;
@@ -44,10 +68,14 @@ void error_accumulator::add(std::int64_t index, double got, double want, double 
   if (!(d <= std::numeric_limits<double>::max())) {  // NaN or inf somewhere: the rare path
     if (std::isnan(want)) {
       // Upstream copies the reference's NaNs into the result: a NaN there is not an error.
-      if (!std::isnan(got)) note_bad(index);
+      if (!std::isnan(got)) {
+        note_bad(index);
+        ++m_beyond_rounding;
+      }
     } else if (got != want) {
       ++m_nonfinite;
       note_bad(index);
+      ++m_beyond_rounding;
       m_max_norm = INFINITY;
       m_max_abs = INFINITY;
     }
@@ -58,7 +86,7 @@ void error_accumulator::add(std::int64_t index, double got, double want, double 
   m_sum_want2 += want * want;
   m_max_abs = std::max(m_max_abs, d);
   if (d > m_max_rel * aw && aw > 0) m_max_rel = d / aw;
-  if (d > m_tol.atol + m_tol.rtol * aw) note_bad(index);
+  if (d > m_tol.atol + m_tol.rtol * aw) note_outside(index, d, aw, scale);
   const double norm = d / (m_eps * (aw + scale) + m_floor);
   m_max_norm = std::max(m_max_norm, norm);
   m_sum_norm2 += norm * norm;
@@ -84,7 +112,7 @@ void error_accumulator::add_span(std::int64_t start, std::int64_t stride, std::i
     sum_want2 += want[k] * want[k];
     max_abs = std::max(max_abs, d);
     if (d > max_rel * aw && aw > 0) max_rel = d / aw;
-    if (d > m_tol.atol + m_tol.rtol * aw) note_bad(start + k * stride);
+    if (d > m_tol.atol + m_tol.rtol * aw) note_outside(start + k * stride, d, aw, scale);
     const double norm = d / (m_eps * aw + base);
     max_norm = std::max(max_norm, norm);
     sum_norm2 += norm * norm;
@@ -98,6 +126,7 @@ void error_accumulator::add_verdict(std::int64_t index, bool ok) noexcept {
   ++m_checked;
   if (!ok) {
     note_bad(index);
+    ++m_beyond_rounding;
     m_max_norm = INFINITY;
   }
 }
@@ -108,10 +137,16 @@ void error_accumulator::add_normalised(std::int64_t index, double norm_err, bool
   if (!finite) {
     ++m_nonfinite;
     note_bad(index);
+    ++m_beyond_rounding;
     m_max_norm = INFINITY;
     return;
   }
-  if (!ok) note_bad(index);
+  // A sketch row is beyond rounding when it is outside allclose and its normalised error is
+  // beyond what the model's floor allows for a correct row.
+  if (!ok) {
+    note_bad(index);
+    if (norm_err > tolerance_model{}.max_floor) ++m_beyond_rounding;
+  }
   if (norm_err > m_max_norm) m_max_norm = norm_err;
   m_sum_norm2 += norm_err * norm_err;
 }
@@ -121,6 +156,7 @@ void error_accumulator::merge(const error_accumulator& o) noexcept {
   m_bad += o.m_bad;
   if (o.m_first_bad >= 0 && (m_first_bad < 0 || o.m_first_bad < m_first_bad)) m_first_bad = o.m_first_bad;
   m_nonfinite += o.m_nonfinite;
+  m_beyond_rounding += o.m_beyond_rounding;
   m_max_abs = std::max(m_max_abs, o.m_max_abs);
   m_max_rel = std::max(m_max_rel, o.m_max_rel);
   m_max_norm = std::max(m_max_norm, o.m_max_norm);
@@ -139,6 +175,7 @@ compare_report error_accumulator::report(const std::string& tensor, const std::s
   r.bad = m_bad;
   r.first_bad_index = m_first_bad;
   r.nonfinite = m_nonfinite;
+  r.beyond_rounding = m_beyond_rounding;
   r.max_abs_err = m_max_abs;
   r.max_rel_err = m_max_rel;
   r.atol = m_tol.atol;

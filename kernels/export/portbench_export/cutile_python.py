@@ -151,15 +151,21 @@ def export_vector_add(cfg: Config, bundle: Bundle) -> None:
     while -(-n // tile) > MAX_GRID:
         tile *= 2
     grid = -(-n // tile)
-    symbol = f"vector_add_{short}_t{tile}" + ("_i64" if index_i64 else "")
+    # A suite may ask for CTA clusters: the grid then counts clusters (as ct.launch passes it).
+    num_ctas = cfg.tune("num_ctas", 1)
+    symbol = (f"vector_add_{short}_t{tile}" + ("_i64" if index_i64 else "")
+              + (f"_cta{num_ctas}" if num_ctas > 1 else ""))
     sig = KernelSignature([_array(dt, 1, index_i64)] * 3 + [tile],
                           CallingConvention.cutile_python_v2(), symbol=symbol)
     kernel = load_kernel_module(FRONTEND, "vector_add").vector_add
+    if num_ctas > 1:
+        kernel = kernel.replace_hints(num_ctas=num_ctas)
     file = _compile_entry(bundle, kernel, sig)
     it = "i64" if index_i64 else "i32"
     params = _array_params("x", 1, it) + _array_params("y", 1, it) + _array_params("out", 1, it)
-    bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params)],
-                      tuning={"tile": tile, **_assumptions(index_i64)})
+    bundle.add_config(cfg.params, [Launch(file, symbol, (grid, 1, 1), (1, 1, 1), params,
+                                          cluster=(num_ctas, 1, 1))],
+                      tuning={"tile": tile, "num_ctas": num_ctas, **_assumptions(index_i64)})
 
 
 def export_rms_norm(cfg: Config, bundle: Bundle) -> None:

@@ -7,7 +7,8 @@ Its keys, each a positive integer, and the exporters that read them:
   block_rows, tile, occupancy   cuTile Python and cuTile Rust row kernels
   warps, latency, single, no_tma   cuTile Python layer_norm (worker warps, load latency hint,
                                    one tile per row at any width, loads without TMA)
-  vectors_per_thread            CUDA C++ layer_norm"""
+  vectors_per_thread            CUDA C++ layer_norm
+  num_ctas                      cuTile Python vector_add (a CTA cluster per tile block)"""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from typing import Any
 
 
 TUNING_KEYS = frozenset({"block_rows", "tile", "occupancy", "warps", "latency", "single", "no_tma",
-                         "vectors_per_thread"})
+                         "vectors_per_thread", "num_ctas"})
 
 
 class SuiteError(Exception):

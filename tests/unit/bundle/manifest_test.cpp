@@ -157,3 +157,126 @@ TEST_F(BrokenBundle, NotJson) {
 }
 
 }  // namespace
+
+// ---- manifest additions: tuning variants, view offsets, zero-initialised scratch, clusters ----
+
+TEST_F(BrokenBundle, VariantsParseAndMaterialise) {
+  ASSERT_GE(manifest["configs"].size(), 1u);
+  auto& c = manifest["configs"][0];
+  json a = {{"name", "a"}, {"tuning", {{"tile", 1}}}, {"launches", c["launches"]}};
+  json b = {{"name", "b"}, {"tuning", {{"tile", 2}}}, {"launches", c["launches"]},
+            {"scratch", json::array({{{"name", "ws"}, {"bytes", 64}, {"init", "zero"}}})}};
+  c["variants"] = json::array({a, b});
+  c["tuning"]["variant"] = "a";
+  save();
+  auto loaded = pb::load_bundle(dir);
+  const auto& plan = loaded.plan.configs[0];
+  ASSERT_EQ(plan.variants.size(), 2u);
+  EXPECT_EQ(plan.variant, "a");
+  EXPECT_EQ(plan.with_variant("a", "m").launches.size(), plan.launches.size());   // the chosen plan itself
+  const auto vb = plan.with_variant("b", "m");
+  EXPECT_EQ(vb.variant, "b");
+  ASSERT_EQ(vb.scratch.size(), 1u);
+  EXPECT_TRUE(vb.scratch[0].zero_init);
+  EXPECT_EQ(vb.scratch[0].bytes, 64u);
+  EXPECT_NE(vb.tuning_json.find("\"tile\":2"), std::string::npos) << vb.tuning_json;
+  EXPECT_EQ(plan.with_variant("", "m").tuning_json, plan.tuning_json);
+  try {
+    (void)plan.with_variant("c", "m.json");
+    ADD_FAILURE() << "an unknown variant was materialised";
+  } catch (const pb::bundle_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no variant 'c' (2 variants)"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(BrokenBundle, VariantNamedTwice) {
+  auto& c = manifest["configs"][0];
+  c["variants"] = json::array({{{"name", "a"}, {"launches", c["launches"]}}, {{"name", "a"}, {"launches", c["launches"]}}});
+  save();
+  EXPECT_NE(load_error().find("configs[0].variants[1].name: variant 'a' is named twice"), std::string::npos);
+}
+
+TEST_F(BrokenBundle, VariantLaunchIsCheckedAgainstItsCubin) {
+  auto& c = manifest["configs"][0];
+  json launches = c["launches"];
+  launches[0]["params"].erase(launches[0]["params"].size() - 1);
+  c["variants"] = json::array({{{"name", "short"}, {"launches", launches}}});
+  save();
+  std::string msg = load_error();
+  EXPECT_NE(msg.find("configs[0].variants[0].launches[0].params: "), std::string::npos) << msg;
+}
+
+TEST_F(BrokenBundle, ScratchInitMustBeZeroOrNone) {
+  manifest["configs"][0]["scratch"] = json::array({{{"name", "ws"}, {"bytes", 16}, {"init", "ones"}}});
+  save();
+  EXPECT_NE(load_error().find("configs[0].scratch[0].init: expected \"zero\" or \"none\", got 'ones'"), std::string::npos);
+}
+
+TEST_F(BrokenBundle, PointerOffsetMustNotBeNegative) {
+  auto& params = manifest["configs"][0]["launches"][0]["params"];
+  std::size_t i = 0;
+  while (i < params.size() && params[i]["kind"] != "ptr") ++i;
+  ASSERT_LT(i, params.size());
+  params[i]["offset"] = -4;
+  save();
+  EXPECT_NE(load_error().find("params[" + std::to_string(i) + "].offset: must be >= 0"), std::string::npos);
+}
+
+// The CTA-cluster bundle (configs/clusters.json): tileiras fixes the cluster in the cubin and
+// the launch grid counts clusters; CUPTI reports grid x cluster CTAs.
+class ClusterBundle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    source = pt::bundle_root() / "cutile_python_clusters" / "vector_add";
+    ASSERT_TRUE(std::filesystem::exists(source / "manifest.json")) << source << ": run scripts/export_bundles.sh";
+    dir = tmp.path() / "bundle";
+    std::filesystem::copy(source, dir, std::filesystem::copy_options::recursive);
+    manifest = json::parse(pt::read_text(dir / "manifest.json"));
+  }
+  pt::temp_dir tmp;
+  std::filesystem::path source, dir;
+  json manifest;
+};
+
+TEST_F(ClusterBundle, GridCountsClustersAndCuptiSeesCtas) {
+  auto b = pb::load_bundle(dir);
+  for (const auto& plan : b.plan.configs) {
+    const auto& l = plan.launches.at(0);
+    const auto* e = b.cubin(l.cubin).info.find(l.entry);
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->blocks_are_clusters) << l.entry;
+    EXPECT_EQ(e->cluster[0], static_cast<int>(l.cluster[0])) << l.entry;
+    EXPECT_GT(l.cluster[0], 1u);
+    EXPECT_TRUE(l.grid_counts_clusters);
+    EXPECT_EQ(l.cta_grid()[0], l.grid[0] * l.cluster[0]);
+  }
+}
+
+TEST_F(ClusterBundle, DeclaredClusterMustMatchTheCubin) {
+  manifest["configs"][0]["launches"][0]["cluster"] = json::array({1, 1, 1});
+  pt::write_text(dir / "manifest.json", manifest.dump(1));
+  try {
+    (void)pb::load_bundle(dir);
+    ADD_FAILURE() << "a cluster kernel declared without its cluster was accepted";
+  } catch (const pb::bundle_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("configs[0].launches[0].cluster: [1,1,1], but entry"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("EIATTR_CTA_PER_CLUSTER"), std::string::npos) << msg;
+  }
+}
+
+TEST(Cubin, PlainTileIrEntryHasNoCluster) {
+  for (const auto& dir : pt::all_bundles()) {
+    if (dir.string().find("cutile_python/vector_add") == std::string::npos) continue;
+    auto b = pb::load_bundle(dir);
+    for (const auto& c : b.cubins) {
+      for (const auto& e : c.info.entries) {
+        EXPECT_EQ(e.cluster[0], 0) << e.name;
+        EXPECT_FALSE(e.blocks_are_clusters) << e.name;
+      }
+    }
+    for (const auto& plan : b.plan.configs) EXPECT_FALSE(plan.launches.at(0).grid_counts_clusters);
+    return;
+  }
+  ADD_FAILURE() << "no cutile_python/vector_add bundle below " << pt::bundle_root();
+}

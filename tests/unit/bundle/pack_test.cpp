@@ -75,3 +75,17 @@ TEST(Pack, RefusesUnknownTensorDimensionAndOverflow) {
 }
 
 }  // namespace
+
+TEST(Pack, PointerOffsetIsElementsIntoTheView) {
+  pb::launch_spec l;
+  auto p = bind(pb::param_kind::ptr, "x");
+  p.offset = 768;   // the second half of a 1536-wide fp16 row
+  l.params = {p};
+  pb::tensor_bindings t;
+  pr::tensor_spec spec{"x", pr::dtype::f16, {4, 1536}, {1536, 1}, 4 * 1536, pr::tensor_role::in};
+  t["x"] = {0x10000, spec};
+  auto packed = pb::pack_params(l, t, {}, "test");
+  EXPECT_EQ(read_at<std::uint64_t>(packed.bytes(), 0), 0x10000u + 768u * 2u);
+  l.params[0].offset = 4 * 1536;   // one past the end
+  EXPECT_THROW((void)pb::pack_params(l, t, {}, "test"), pb::bundle_error);
+}

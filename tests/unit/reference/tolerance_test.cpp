@@ -3,6 +3,8 @@
 // checked is never a pass; NaN always fails; exact checks need bad == 0.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "portbench/reference/compare.hpp"
 #include "portbench/reference/half.hpp"
 #include "portbench/reference/random.hpp"
@@ -99,11 +101,119 @@ TEST(tolerance, nan_fails_even_against_a_nan_reference_front_end) {
   EXPECT_EQ(both.bad, 0);
 }
 
-TEST(tolerance, missing_reference_report_falls_back_to_upstream) {
+TEST(tolerance, missing_reference_report_judges_against_fp64_alone) {
   const auto good = report_of({1.0, 2.0}, {1.0, 2.001}, pr::dtype::f16);
   const auto bad = report_of({1.0, 2.5}, {1.0, 2.0}, pr::dtype::f16);
   EXPECT_EQ(pr::judge(good, pr::compare_report{}, pr::dtype::f16), "PASS");
   EXPECT_EQ(pr::judge(bad, pr::compare_report{}, pr::dtype::f16), "FAIL");
+}
+
+namespace {
+
+// Products of two values of `t` with fp32 accumulation of one term (exact), as a GEMM with a
+// short K or an elementwise kernel computes them, many of them near zero: |a| spans four
+// decades, b is of order one and of both signs. Returns the fp64 products.
+std::vector<double> products_near_zero(pr::dtype t, std::size_t n, std::uint64_t seed) {
+  pr::sample_rng rng(seed);
+  std::vector<double> out(n);
+  for (auto& v : out) {
+    const double a = pr::round_to(t, std::pow(10.0, -4 * rng.unit()) * (rng.unit() < 0.5 ? -1 : 1));
+    const double b = pr::round_to(t, 2 * rng.unit() - 1);
+    v = a * b;
+  }
+  return out;
+}
+
+// The report of `got` against `want` under bmm's upstream tolerance (atol 1e-8, rtol 1e-3),
+// which upstream applies against torch's result in the same dtype, never against fp64.
+pr::compare_report bmm_like_report(const std::vector<double>& got, const std::vector<double>& want, pr::dtype t) {
+  pr::error_accumulator a(t, {1e-8, 1e-3});
+  const double s = pr::rms_of(want.data(), static_cast<std::int64_t>(want.size()));
+  for (std::size_t i = 0; i < got.size(); ++i) a.add(static_cast<std::int64_t>(i), got[i], want[i], s);
+  return a.report("c", "all", static_cast<std::int64_t>(got.size()));
+}
+
+std::uint32_t bits_of(pr::dtype t, double v) {
+  return t == pr::dtype::f16 ? pr::fp16_from_double(v) : pr::bf16_from_double(v);
+}
+double value_of(pr::dtype t, std::uint32_t bits) {
+  return t == pr::dtype::f16 ? pr::fp16_to_double(static_cast<std::uint16_t>(bits))
+                             : pr::bf16_to_double(static_cast<std::uint16_t>(bits));
+}
+
+}  // namespace
+
+// Without a reference front end (the reference itself is checked), an output correctly rounded
+// to fp16/bf16 from fp64 passes even where upstream's tight rtol counts rounding as an error,
+// and a single flipped bit in one computed value near zero still fails.
+TEST(tolerance, rounding_rule_accepts_output_rounding_and_rejects_one_flipped_bit) {
+  for (const pr::dtype t : {pr::dtype::f16, pr::dtype::bf16}) {
+    SCOPED_TRACE(std::string(pr::to_string(t)));
+    const auto want = products_near_zero(t, 8192, 21);
+    std::vector<double> rounded(want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) rounded[i] = pr::round_to(t, want[i]);
+    const auto ok = bmm_like_report(rounded, want, t);
+    EXPECT_GT(ok.bad, 0) << "upstream's rtol 1e-3 should count some correctly rounded values as bad";
+    EXPECT_EQ(ok.beyond_rounding, 0);
+    EXPECT_EQ(pr::judge(ok, pr::compare_report{}, t), "PASS") << pr::judge_report(ok, pr::compare_report{}).reason;
+
+    // A value near zero but above the accumulation noise, at a hundredth of the rms, one bit
+    // flipped: the sign; the lowest mantissa bit but one; the lowest exponent bit.
+    const double s = pr::rms_of(want.data(), static_cast<std::int64_t>(want.size()));
+    std::size_t near = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::abs(std::abs(rounded[i]) - 0.01 * s) < std::abs(std::abs(rounded[near]) - 0.01 * s)) near = i;
+    }
+    ASSERT_LT(std::abs(rounded[near]), 0.02 * s);
+    const int mantissa_bits = t == pr::dtype::f16 ? 10 : 7;
+    for (const std::uint32_t flip : {0x8000u, 1u << 1, 1u << mantissa_bits}) {
+      SCOPED_TRACE("flip 0x" + std::to_string(flip));
+      auto broken = rounded;
+      broken[near] = value_of(t, bits_of(t, rounded[near]) ^ flip);
+      const auto r = bmm_like_report(broken, want, t);
+      EXPECT_EQ(r.beyond_rounding, 1);
+      EXPECT_EQ(pr::judge(r, pr::compare_report{}, t), "FAIL");
+    }
+  }
+}
+
+// An fp32 GEMM through tf32 tensor cores is 2^12 fp32 ulps from fp64: the operator names its
+// computation's roundoff and the rule allows that, not more.
+TEST(tolerance, rounding_rule_uses_the_computations_roundoff) {
+  pr::sample_rng rng(3);
+  std::vector<double> want(2048), tf32_like(2048), wrong(2048);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    want[i] = 2 * rng.unit() - 1;
+    tf32_like[i] = pr::round_to(pr::dtype::f32, want[i] * (1 + 0x1.0p-11 * (2 * rng.unit() - 1)));
+    wrong[i] = tf32_like[i];
+  }
+  wrong[100] = want[100] + 0.05;   // 100 units of tf32 roundoff at the unit's scale
+  auto report = [&](const std::vector<double>& got, double compute_eps) {
+    pr::error_accumulator a(pr::dtype::f32, {1e-8, 1e-5, compute_eps});
+    for (std::size_t i = 0; i < got.size(); ++i) a.add(static_cast<std::int64_t>(i), got[i], want[i], 0.5);
+    return a.report("c", "all", static_cast<std::int64_t>(got.size()));
+  };
+  EXPECT_EQ(pr::judge(report(tf32_like, 0x1.0p-11), pr::compare_report{}, pr::dtype::f32), "PASS");
+  EXPECT_EQ(pr::judge(report(tf32_like, 0), pr::compare_report{}, pr::dtype::f32), "FAIL");
+  EXPECT_EQ(pr::judge(report(wrong, 0x1.0p-11), pr::compare_report{}, pr::dtype::f32), "FAIL");
+}
+
+TEST(tolerance, model_floor_depends_on_the_output_dtype) {
+  const auto f16 = pr::tolerance_model::for_dtype(pr::dtype::f16);
+  const auto f32 = pr::tolerance_model::for_dtype(pr::dtype::f32);
+  const auto f8 = pr::tolerance_model::for_dtype(pr::dtype::f8e4m3);
+  EXPECT_GT(f32.max_floor, f16.max_floor);
+  EXPECT_LT(f8.max_floor, f16.max_floor);
+  // A port 8 fp32 units off against a near-exact reference front end: noise in fp32, 8 ulps in fp16.
+  pr::compare_report ref, port;
+  ref.checked = port.checked = 10;
+  ref.max_norm_err = ref.rms_norm_err = 0.3;
+  port.max_norm_err = 8;
+  port.rms_norm_err = 2;
+  port.type = ref.type = pr::dtype::f32;
+  EXPECT_EQ(pr::judge(port, ref, pr::dtype::f32), "PASS");
+  port.type = ref.type = pr::dtype::f16;
+  EXPECT_EQ(pr::judge(port, ref, pr::dtype::f16), "FAIL");
 }
 
 TEST(tolerance, exact_method) {

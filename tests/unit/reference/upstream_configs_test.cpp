@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "portbench/reference/config_json.hpp"
@@ -84,4 +85,39 @@ TEST(upstream_configs, rope_moves_only_the_rotated_columns) {
                               {"partial_rotary_factor", 0.25}, {"dtype", std::string("float16")}}};
   const double rotated = 8.0 * 128 * (32 + 8) * 64, tables = 2.0 * 8 * 128 * 64;
   EXPECT_DOUBLE_EQ(rope.cost(c).bytes_moved, 2.0 * (2 * rotated + tables));
+}
+
+// configs/tilegym.json: every configuration builds tensors and a cost; only the two operators
+// upstream never benchmarks carry portbench-defined configurations, each marked as such, and
+// their references verify their own output (moe_align_block exactly, at every shape).
+TEST(upstream_configs, tilegym_suite_builds_and_marks_portbench_defined_configs) {
+  std::ifstream in(std::filesystem::path(PORTBENCH_SOURCE_DIR) / "configs/tilegym.json");
+  ASSERT_TRUE(in) << "configs/tilegym.json";
+  const auto doc = nlohmann::json::parse(in);
+  std::map<std::string, int> defined;
+  for (const auto& e : doc.at("configs")) {
+    const auto c = to_config(e.at("op").get<std::string>(), e.at("params"));
+    const auto& op = pr::find_operator(c.op);
+    ASSERT_NO_THROW((void)op.tensors(c)) << c.id();
+    EXPECT_GT(op.cost(c).bytes_moved, 0) << c.id();
+    if (e.contains("defined_by")) {
+      ++defined[c.op];
+      EXPECT_NE(e.at("defined_by").get<std::string>().find("portbench"), std::string::npos) << c.id();
+    }
+  }
+  EXPECT_EQ(defined, (std::map<std::string, int>{{"attention_sink_decode", 8}, {"moe_align_block", 8}}));
+  for (const auto& e : doc.at("configs")) {
+    if (e.at("op") != "moe_align_block") continue;
+    const auto c = to_config("moe_align_block", e.at("params"));
+    const auto& op = pr::find_operator(c.op);
+    auto ts = pr::make_inputs(op, c, 5);
+    op.write_reference(c, ts, 2);
+    pr::verify_options vo;
+    vo.seed = 5;
+    vo.threads = 2;
+    for (const auto& r : op.verify(c, ts, vo)) {
+      EXPECT_GT(r.checked, 0) << c.id() << " " << r.tensor;
+      EXPECT_EQ(r.bad, 0) << c.id() << " " << r.tensor;
+    }
+  }
 }

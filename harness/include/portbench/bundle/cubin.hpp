@@ -28,6 +28,11 @@ struct cubin_entry {
   std::int64_t static_shared_bytes = 0;   ///< size of .nv.shared.<entry>
   std::array<int, 3> required_block{0, 0, 0};   ///< EIATTR_REQNTID, zeros if absent
   int max_threads = 0;                ///< EIATTR_MAX_THREADS, 0 if absent
+  /// Cluster shape compiled into the entry (EIATTR_CTA_PER_CLUSTER), zeros if absent.
+  std::array<int, 3> cluster{0, 0, 0};
+  /// The launch grid counts clusters (tileiras' `.blocksareclusters`): the driver runs
+  /// grid x cluster CTAs, and that is the grid CUPTI reports.
+  bool blocks_are_clusters = false;
   /// Compiled from Tile IR (EIATTR_LANGUAGE): launched with block (1,1,1) and no dynamic
   /// shared memory; the CTA shape in .reqntid is the compiler's, not the launcher's.
   bool tile_ir = false;

@@ -30,6 +30,7 @@ struct param_binding {
   scalar_type type = scalar_type::u64;       ///< C type of the value (pointers: u64)
   std::variant<std::int64_t, double> value;  ///< literal
   std::string scratch;                       ///< scratch
+  std::int64_t offset = 0;                   ///< ptr: the view starts this many elements in
 
   [[nodiscard]] std::size_t size() const noexcept { return size_of(type); }
 };
@@ -42,11 +43,26 @@ struct launch_spec {
   dim3 grid{1, 1, 1}, block{1, 1, 1}, cluster{1, 1, 1};
   unsigned shared_bytes = 0;
   std::vector<param_binding> params;
+  /// Set by load_bundle from the cubin: the entry's grid counts clusters (a Tile IR cubin built
+  /// with num_ctas > 1), so the driver runs, and CUPTI reports, grid x cluster CTAs.
+  bool grid_counts_clusters = false;
+
+  /// The grid in CTAs, as CUPTI reports it.
+  [[nodiscard]] dim3 cta_grid() const noexcept;
 };
 
 struct scratch_spec {
   std::string name;
   std::uint64_t bytes = 0;
+  bool zero_init = false;   ///< "init": "zero": zero-filled before every execution of the plan
+};
+
+/// An alternative launch plan for the same configuration (a tuning candidate).
+struct plan_variant {
+  std::string name;
+  std::string tuning_json;
+  std::vector<scratch_spec> scratch;
+  std::vector<launch_spec> launches;
 };
 
 struct config_plan {
@@ -54,6 +70,15 @@ struct config_plan {
   std::string tuning_json;    ///< the exporter's choices, kept verbatim
   std::vector<scratch_spec> scratch;
   std::vector<launch_spec> launches;
+  std::vector<plan_variant> variants;   ///< tuning candidates besides the chosen plan
+  std::string variant;                  ///< the chosen plan's variant name ("" if unnamed)
+
+  /// The variant called `name` as a plan of its own ("" or the chosen variant's name: this
+  /// plan); nullptr if there is none.
+  [[nodiscard]] const plan_variant* find_variant(const std::string& name) const noexcept;
+  /// This configuration with variant `name`'s scratch, launches and tuning; throws
+  /// bundle_error naming the manifest when there is no such variant.
+  [[nodiscard]] config_plan with_variant(const std::string& name, const std::string& manifest_file) const;
 };
 
 struct cubin_ref {
@@ -68,6 +93,8 @@ struct manifest {
   std::map<std::string, std::string> toolchain;
   std::vector<cubin_ref> cubins;
   std::vector<config_plan> configs;
+  std::string target_json;    ///< "target": the GPU description the exporter planned for ("" if absent)
+  std::string sources_json;   ///< "sources": kernel source files and their hashes ("" if absent)
 
   /// The plan whose params equal `c`'s, or nullptr.
   [[nodiscard]] const config_plan* find(const reference::config& c) const noexcept;

@@ -18,6 +18,8 @@ struct job_item {
   std::string op;
   nlohmann::json params;        ///< the configuration's parameters, as in the suite
   std::string ref_bundle, port_bundle;   ///< port_bundle is empty in a check job
+  /// Tuning variants to run instead of each bundle's chosen plan ("": the chosen plan).
+  std::string ref_variant, port_variant;
 };
 
 /// measure: numerics, proof and paired timing of reference and port (`portbench run`);

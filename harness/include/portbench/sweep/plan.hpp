@@ -47,10 +47,12 @@ struct plan_options {
   selection select;
 };
 
-/// One side of a planned configuration: the bundle folder and its front end.
+/// One side of a planned configuration: the bundle folder, its front end, and the tuning
+/// variant run instead of the bundle's chosen plan ("": the chosen plan; `tune` sets it).
 struct planned_side {
   std::string bundle;
   std::string frontend;
+  std::string variant;
 };
 
 struct planned_item {

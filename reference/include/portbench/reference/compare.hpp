@@ -37,15 +37,20 @@ class error_accumulator {
 
  private:
   void note_bad(std::int64_t index) noexcept;
+  /// An element outside upstream atol/rtol: also counted beyond rounding when it is.
+  void note_outside(std::int64_t index, double d, double abs_want, double scale) noexcept;
 
   dtype m_type = dtype::f32;
   tolerance m_tol{};
   double m_eps = 0x1.0p-23;     // machine_epsilon(m_type), or 0 for integers
   double m_floor = 0x1.0p-150;  // half the smallest subnormal, or 1 for integers
+  double m_compute_eps = 0x1.0p-23;   // roundoff of the computation (tolerance::compute_eps)
+  double m_min_ulp = 0x1.0p-149;      // the output dtype's smallest subnormal
   std::int64_t m_checked = 0;
   std::int64_t m_bad = 0;
   std::int64_t m_first_bad = -1;
   std::int64_t m_nonfinite = 0;
+  std::int64_t m_beyond_rounding = 0;
   double m_max_abs = 0;
   double m_max_rel = 0;
   double m_max_norm = 0;

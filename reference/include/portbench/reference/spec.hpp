@@ -67,6 +67,10 @@ struct cost_model {
 struct tolerance {
   double atol = 0;
   double rtol = 0;
+  /// Unit roundoff of the computation behind the output (0: fp32's, 2^-23). Kernels that
+  /// compute in lower precision by design (tf32 tensor cores for fp32 GEMMs) name theirs: the
+  /// rounding rule (tolerance.hpp) allows accumulation error in these units.
+  double compute_eps = 0;
 };
 
 /// Outcome of comparing one output against the fp64 reference.
@@ -86,6 +90,10 @@ struct compare_report {
   dtype type = dtype::f32;           ///< the output's dtype; sets the unit of the normalised error
   std::int64_t total = 0;            ///< elements of the output (coverage = checked / total)
   std::int64_t nonfinite = 0;        ///< NaN or inf where the reference is finite
+  /// Elements outside upstream atol/rtol and also beyond what rounding explains: one ulp of the
+  /// output dtype at the element plus 16 units of the computation's roundoff times
+  /// (|want| + s). Judges an output when no reference front end ran (tolerance.hpp).
+  std::int64_t beyond_rounding = 0;
   double ref_rms = 0;                ///< rms of the fp64 reference over the checked elements
   /// Normalised error: |got - want| / (eps(type) * (|want| + s) + min_subnormal(type) / 2), where
   /// s is the rms of the reference over the unit (row, head, tile) the element belongs to.

@@ -8,6 +8,10 @@
 //   PASS  iff port.checked > 0, port.nonfinite == 0, port.max_norm_err <= allowed_max and
 //         port.rms_norm_err <= allowed_rms
 //
+// Without a reference front-end report (the reference itself, or `check` of one bundle) an
+// output is judged against fp64 alone by judge_rounding: upstream atol/rtol or the output
+// dtype's rounding, element by element.
+//
 // Exact checks (integer outputs, dropout's keep ratio) pass iff bad == 0. Verdicts are literal
 // strings; nothing checked is NOT_CHECKED, never a pass.
 #pragma once
@@ -29,7 +33,8 @@ struct tolerance_model {
   double max_floor = 4.0;   ///< always allowed: 4 units (about 4 ulps, 8 half-ulps of rounding)
   double rms_floor = 1.0;   ///< always allowed on the rms
 
-  /// The model for a dtype (the same numbers today; kept per dtype so fp8 can widen).
+  /// The model for an output dtype: fp32 allows 16 units (its ulps are far finer than the
+  /// approximations a correct kernel makes), fp8 2 (one ulp is a large step), others 4.
   [[nodiscard]] static tolerance_model for_dtype(dtype t) noexcept;
 };
 
@@ -47,6 +52,12 @@ struct judgement {
 [[nodiscard]] std::string judge(const compare_report& port, const compare_report& reference, dtype type);
 /// The upstream allclose criterion alone: PASS iff checked > 0 and bad == 0.
 [[nodiscard]] judgement judge_upstream(const compare_report& port);
+/// An output judged against fp64 alone (no reference front end ran, or it is the reference):
+/// PASS iff something was checked and every element is within upstream atol/rtol or within
+/// what rounding explains (compare_report::beyond_rounding == 0). Upstream's tolerances are set
+/// against torch's result in the same dtype, not against fp64; a correct fp16 product can be
+/// a full ulp from fp64 and outside a tight rtol, while a flipped bit is not rounding.
+[[nodiscard]] judgement judge_rounding(const compare_report& port);
 /// All outputs of one configuration: reports are paired by (tensor, method). FAIL if any fails;
 /// NOT_CHECKED if any output was not checked (or the list is empty); otherwise PASS.
 [[nodiscard]] judgement judge_all(const std::vector<compare_report>& port,

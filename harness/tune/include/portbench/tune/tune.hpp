@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ahead-of-time autotuning: a bundle may carry, per configuration, the candidate launch plans an
+// autotuner would try (`configs[].variants`). `tune` times every candidate against the chosen
+// (default) plan with the harness's own paired measurement, keeps the fastest candidate that
+// passes numerics and proof, and writes a tuning record the exporter reads to choose.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "portbench/sweep/execute.hpp"
+#include "portbench/sweep/plan.hpp"
+
+namespace portbench::tune {
+
+inline constexpr const char* k_record_schema = "portbench.tuning-record/1";
+
+struct tune_options {
+  std::vector<std::string> bundle_dirs;   ///< folders searched for bundles with variants
+  std::string suite_file;                 ///< optional: only these configurations ("" = every one)
+  sweep::execute_options sweep;           ///< runs, devices, timing, timeout, worker executable
+};
+
+/// One candidate's outcome against the baseline, best of the runs.
+struct candidate_result {
+  std::string variant;
+  double speedup = 0;     ///< baseline best median / candidate best median (> 1: faster)
+  double best_ns = 0;
+  std::string numerics, proof, status, error;
+  [[nodiscard]] bool eligible() const;   ///< numerics PASS, proof EXECUTED, status OK, timed
+};
+
+struct config_choice {
+  std::string bundle_dir, frontend, op, config_id;
+  nlohmann::json params;
+  std::string baseline;              ///< the plan the bundle had chosen (its untuned default)
+  std::string baseline_source;       ///< the bundle's tuning_source for it
+  double baseline_ns = 0;
+  std::string chosen;                ///< the fastest eligible candidate, or the baseline
+  double speedup_over_default = 1;   ///< of the chosen candidate
+  std::vector<candidate_result> candidates;
+};
+
+struct tune_result {
+  std::vector<config_choice> choices;
+  std::vector<std::pair<std::string, std::string>> skipped;   ///< config id, why (no variants, ...)
+  sweep::sweep_summary summary;
+};
+
+/// The paired plan `tune` measures: per configuration with variants, every candidate other than
+/// the chosen one as the port against the chosen plan as the reference (same bundle).
+[[nodiscard]] sweep::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped);
+
+/// Runs the plan and picks a winner per configuration.
+[[nodiscard]] tune_result run_tune(const tune_options& opt);
+
+/// The tuning record (schema portbench.tuning-record/1) for the exporter of `frontend`.
+[[nodiscard]] nlohmann::json to_record(const tune_result& r, const std::string& target, const std::string& gpu,
+                                       const std::string& made_by);
+
+}  // namespace portbench::tune
