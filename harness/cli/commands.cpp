@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands.hpp"
 
+#include <string>
 #include <vector>
+
+#include "portbench/build_info.hpp"
 
 namespace portbench::cli {
 
 int run(int argc, char** argv) {
   CLI::App app{"portbench: proves GPU kernel ports correct and fast"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "portbench 0.1.0");
+  app.set_version_flag("--version", "portbench " + std::string(version()) + " (revision " +
+                                        std::string(build_revision()) + ")");
   // Registration order is the order `--help` lists the subcommands in.
   std::vector<std::pair<CLI::App*, command_action>> actions;
   auto add = [&](command_action (*adder)(CLI::App&)) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "portbench/store/reader.hpp"
+#include "run_helpers.hpp"
 #include "test_support.hpp"
 
 namespace pt = portbench::testing;
@@ -17,17 +18,9 @@ namespace ps = portbench::store;
 
 namespace {
 
-std::string suite() { return std::string(PORTBENCH_SOURCE_DIR) + "/configs/smoke.json"; }
-
-std::vector<std::string> python_to_rust(const pt::temp_dir& tmp) {
-  return {PORTBENCH_BIN, "run", "--ref", (pt::bundle_root() / "cutile_python").string(), "--port",
-          (pt::bundle_root() / "cutile_rust").string(), "--suite", suite(), "--out", (tmp.path() / "r.h5").string()};
-}
-
-std::vector<std::string> with(std::vector<std::string> argv, const std::vector<std::string>& extra) {
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  return argv;
-}
+std::string suite() { return pt::smoke_suite(); }
+using pt::python_to_rust;
+using pt::with;
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -124,16 +117,7 @@ namespace {
 // `portbench run` with a worker that misbehaves per configuration (PORTBENCH_WORKER_EXE, the
 // documented hook): every misbehaviour is that configuration's recorded outcome, the file holds
 // every configuration, and the exit code is the documented 1. Prints the record.
-class RunCliMisbehaving : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ::setenv("PORTBENCH_WORKER_EXE", PORTBENCH_MISBEHAVING_WORKER, 1);
-  }
-  void TearDown() override {
-    ::unsetenv("PORTBENCH_WORKER_EXE");
-    ::unsetenv("PORTBENCH_FAKE_WORKER");
-  }
-};
+using RunCliMisbehaving = pt::FakeWorkerTest;
 
 TEST_F(RunCliMisbehaving, EachMisbehaviourIsRecordedAndTheRunExitsOne) {
   const std::vector<std::pair<std::string, std::string>> plan = {

@@ -210,6 +210,36 @@ TEST(Record, ARunRecordKeepsValidSamplesAndTheFailureCause) {
   EXPECT_EQ(ps::to_record(i, 0, odd, portbench::store::role::reference).verdicts.timing, "INVALID_NO_SAMPLES");
 }
 
+
+TEST(Resume, ConflictsNameEachDifferenceAndAllowMoreRunsAndFewerOperators) {
+  auto plan = ps::plan_sweep(python_to_rust());
+  ps::execute_options e;
+  ps::device_description d{0, {{"gpu_name", "NVIDIA H200"}}};
+  const auto file = ps::make_provenance(plan, e, &d, "portbench run");
+  EXPECT_TRUE(ps::resume_conflicts(file, file).empty());
+  auto more_runs = e;
+  more_runs.runs = 8;
+  EXPECT_TRUE(ps::resume_conflicts(file, ps::make_provenance(plan, more_runs, &d, "x")).empty());
+  auto o = python_to_rust();
+  o.select.ops = {"rms_norm"};
+  EXPECT_TRUE(ps::resume_conflicts(file, ps::make_provenance(ps::plan_sweep(o), e, &d, "x")).empty())
+      << "a call covering fewer operators may resume";
+  auto call = file;
+  ASSERT_FALSE(call.bundles.empty());
+  auto& b = call.bundles.front();
+  ASSERT_FALSE(b.cubin_sha256.empty());
+  const std::string cubin = b.cubin_sha256.begin()->first;
+  b.cubin_sha256.begin()->second = std::string(64, 'a');
+  const auto c = ps::resume_conflicts(file, call);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rfind("cubin hashes: " + b.role + " " + b.frontend + "/" + b.op + " " + cubin + " differs (file ", 0), 0u)
+      << c[0];
+  EXPECT_NE(c[0].find(", this call aaaaaaaaaaaa)"), std::string::npos) << c[0];
+  call = file;
+  call.bundles.push_back({"port", "triton", "matmul", "x", {}});
+  EXPECT_EQ(ps::resume_conflicts(file, call).at(0), "bundles: the file has no port bundle for operator 'matmul'");
+}
+
 TEST(Estimate, GrowsWithBytesRunsAndTheTimeCap) {
   auto plan = ps::plan_sweep(python_to_rust());
   const auto one = ps::estimate(plan, {.runs = 1});
