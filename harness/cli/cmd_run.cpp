@@ -154,6 +154,9 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--time-cap", e.timing.time_cap_s, "Seconds of sampling per configuration and run at most");
   cmd->add_option("--warmup", e.timing.warmup_launches, "Untimed launches per side before sampling");
   cmd->add_flag("!--warm-l2", e.timing.cold_l2, "Do not flush L2 before each sample");
+  cmd->add_option("--throttle-fraction", e.timing.throttle_fraction,
+                  "A sample below this fraction of the maximum SM clock is throttled and not counted (0: off)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->callback([cmd, argv_line]() { *argv_line = command_line(cmd, "portbench run"); });
   return [o, argv_line]() { return run_command(*o, *argv_line); };
 }

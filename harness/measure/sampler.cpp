@@ -21,34 +21,15 @@ void raise_proof(side_result& side, std::string_view verdict, const std::string&
   }
 }
 
-std::vector<double> valid_times(const side_result& s) {
-  std::vector<double> v;
+std::vector<std::int64_t> valid_times(const side_result& s) {
+  std::vector<std::int64_t> v;
   for (const auto& x : s.samples) {
-    if (x.problem.empty() && x.device_ns > 0) v.push_back(static_cast<double>(x.device_ns));
+    if (x.problem.empty() && x.device_ns > 0) v.push_back(x.device_ns);
   }
   return v;
 }
 
 }  // namespace
-
-median_ci median_with_ci(std::vector<double> values) {
-  median_ci r;
-  if (values.empty()) return r;
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  r.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  if (n < 6) {
-    r.rel_half_width = 1.0;   // too few samples for a distribution-free 95% interval
-    return r;
-  }
-  // Order-statistic interval of the median: ranks n/2 -+ 1.96 sqrt(n)/2 (normal approximation
-  // of the binomial), which needs no assumption on the distribution of the times.
-  double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
-  auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
-  auto hi = static_cast<std::size_t>(std::min(static_cast<double>(n - 1), std::ceil(n / 2.0 + half)));
-  r.rel_half_width = r.median > 0 ? 0.5 * (values[hi] - values[lo]) / r.median : 1.0;
-  return r;
-}
 
 sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard)
     : m_ctx(ctx),
@@ -166,6 +147,8 @@ void sampler::attribute(const std::vector<pending>& window) {
     if (s.problem.empty()) {
       s.device_ns = total;
       m_timed_ns += static_cast<double>(total);
+      // A real time, but not of the clock the figures are for: kept out of the statistics.
+      if (clock_throttled(s.sm_mhz, m_max_sm_mhz, m_throttle_fraction)) s.problem = verdicts::sample_problem::clock_throttled;
     }
   }
 }
@@ -173,6 +156,8 @@ void sampler::attribute(const std::vector<pending>& window) {
 void sampler::measure(const plan_under_test& ref, const plan_under_test& port, const verify::device_tensors& tensors,
                       const timing_options& opt, side_result& ref_out, side_result& port_out) {
   m_cold_l2 = opt.cold_l2;
+  m_throttle_fraction = opt.throttle_fraction;
+  m_max_sm_mhz = m_clock.max_sm_mhz();
   for (int i = 0; i < opt.warmup_launches; ++i) {
     run_untimed(ref, tensors);
     run_untimed(port, tensors);
@@ -198,18 +183,25 @@ void sampler::measure(const plan_under_test& ref, const plan_under_test& port, c
     }
   }
   for (side_result* side : {&ref_out, &port_out}) {
-    auto stats = median_with_ci(valid_times(*side));
+    const auto times = valid_times(*side);
+    const auto stats = median_with_ci(times);
     side->median_ns = stats.median;
     side->rel_ci = stats.rel_half_width;
-    if (!valid_times(*side).empty()) {
+    if (!times.empty()) {
       side->timing = verdicts::timing::valid;
       continue;
     }
-    side->timing = verdicts::timing::invalid_no_samples;
+    // No valid sample: the most telling problem names the verdict.
+    bool missing = false, zero = false, throttled = false;
     for (const auto& smp : side->samples) {
-      if (smp.problem == verdicts::sample_problem::missing_record) side->timing = verdicts::timing::invalid_missing_records;
-      else if (smp.problem == verdicts::sample_problem::zero_timestamp) side->timing = verdicts::timing::invalid_zero_timestamp;
+      missing = missing || smp.problem == verdicts::sample_problem::missing_record;
+      zero = zero || smp.problem == verdicts::sample_problem::zero_timestamp;
+      throttled = throttled || smp.problem == verdicts::sample_problem::clock_throttled;
     }
+    side->timing = missing     ? verdicts::timing::invalid_missing_records
+                   : zero      ? verdicts::timing::invalid_zero_timestamp
+                   : throttled ? verdicts::timing::invalid_clock_throttled
+                               : verdicts::timing::invalid_no_samples;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "portbench/cuda/cupti.hpp"
 #include "portbench/cuda/error.hpp"
 #include "portbench/verdicts.hpp"
+#include "portbench/measure/timing_checks.hpp"
 #include "portbench/reference/cache.hpp"
 #include "portbench/reference/config_json.hpp"
 #include "portbench/reference/spec.hpp"
@@ -184,6 +185,16 @@ int run_check_worker(const job& j, std::ostream& out) {
   return 0;
 }
 
+// A median below the physical floor (bytes over the peak bandwidth, flops over the peak rate)
+// is impossible: the side's timing is INVALID_BELOW_FLOOR, its samples stay on file.
+void check_floor(const physical_floor& floor, side_report& rep) {
+  if (floor.ns <= 0 || !verdicts::timing_valid(rep.timing) || rep.median_ns >= floor.ns) return;
+  rep.timing = verdicts::timing::invalid_below_floor;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "median %.0f ns is below the physical floor of %.0f ns: ", rep.median_ns, floor.ns);
+  rep.timing_detail = buf + floor.why;
+}
+
 }  // namespace
 
 int run_worker(const job& j, std::ostream& out) {
@@ -282,6 +293,14 @@ int run_worker(const job& j, std::ostream& out) {
       rep.sampling_s = seconds_since(ts);
       fill_timing(rres, rep.ref);
       fill_timing(pres, rep.port);
+      physical_floor floor;
+      try {
+        floor = floor_of(op.cost(cfg), ctx->info().name, ctx->info().l2_bytes, j.timing.cold_l2);
+      } catch (const std::exception&) {
+        // no cost model for these parameters: no floor to check against
+      }
+      check_floor(floor, rep.ref);
+      check_floor(floor, rep.port);
     } catch (const cuda::cuda_error& e) {
       rep.status = verdicts::status::error;
       rep.error = side + ": " + e.what();

@@ -98,13 +98,15 @@ std::vector<stats::paired_runs> paired_inputs(const std::vector<const config_row
 }
 
 void decide(operator_summary& op, const run_tally& tally, double gate) {
-  if (op.paired == 0) {
-    op.verdict = verdict::no_data;
-    op.reason = "no configuration has valid timings on both sides";
-  } else if (tally.failures > 0) {
+  // A failure is named before a lack of data: a port that errors on every configuration has no
+  // timings either, and "no data" would hide why.
+  if (tally.failures > 0) {
     op.verdict = verdict::checks_failed;
     op.reason = fmt::format("{} run(s) failed a check or errored, first: {}", tally.failures,
                             tally.first_failure);
+  } else if (op.paired == 0) {
+    op.verdict = verdict::no_data;
+    op.reason = "no configuration has valid timings on both sides";
   } else if (tally.unverified > 0) {
     op.verdict = verdict::unverified;
     op.reason = fmt::format("{} run(s) without PASS numerics and EXECUTED proof", tally.unverified);

@@ -37,6 +37,8 @@ run_record read_run(hid_t group, const scalar_attributes& a, const config_result
   r.output_digest = text("output_digest");
   r.error = text("error");
   r.dropped_samples = static_cast<std::int64_t>(number("dropped_samples", 0));
+  r.throttled_samples = static_cast<std::int64_t>(number("throttled_samples", 0));   // 0 in older files
+  r.timing_detail = text("timing_detail");
   r.stats.count = static_cast<std::int64_t>(number("count", 0));
   r.stats.median_ns = number("median_ns", nan);
   r.stats.min_ns = number("min_ns", nan);

@@ -287,6 +287,8 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_attribute(g.get(), "output_digest", run.output_digest);
     detail::write_attribute(g.get(), "error", run.error);
     detail::write_attribute(g.get(), "dropped_samples", run.dropped_samples);
+    detail::write_attribute(g.get(), "throttled_samples", run.throttled_samples);
+    detail::write_attribute(g.get(), "timing_detail", run.timing_detail);
     detail::write_attribute(g.get(), "count", st.count);
     detail::write_attribute(g.get(), "median_ns", st.median_ns);
     detail::write_attribute(g.get(), "min_ns", st.min_ns);

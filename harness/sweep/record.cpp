@@ -29,6 +29,7 @@ json timing_json(const execute_options& e) {
   return {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
           {"max_samples", t.max_samples},         {"target_rel_ci", t.target_rel_ci},
           {"time_cap_s", t.time_cap_s},           {"cold_l2", t.cold_l2},
+          {"throttle_fraction", t.throttle_fraction},
           {"vary_inputs", e.vary_inputs},         {"runs", e.runs}};
 }
 
@@ -122,9 +123,14 @@ store::run_record to_record(const planned_item& item, int run, const measure::it
   rec.frontend = ref ? item.reference.frontend : item.port.frontend;
   rec.run = run;
   for (const auto& x : s.samples) {
-    if (x.problem.empty() && x.device_ns > 0) rec.add_sample({x.device_ns, x.sm_mhz, x.event_ns});
-    else ++rec.dropped_samples;
+    if (x.problem.empty() && x.device_ns > 0) {
+      rec.add_sample({x.device_ns, x.sm_mhz, x.event_ns});
+      continue;
+    }
+    ++rec.dropped_samples;
+    rec.throttled_samples += x.problem == verdicts::sample_problem::clock_throttled;
   }
+  rec.timing_detail = s.timing_detail;
   rec.cost = {r.inputs_s, s.check_s, s.verify_s, r.sampling_s, r.wall_s};
   rec.verdicts.numerics = s.numerics;
   rec.numerics_source = s.numerics_source;

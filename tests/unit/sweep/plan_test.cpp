@@ -205,6 +205,16 @@ TEST(Record, ARunRecordKeepsValidSamplesAndTheFailureCause) {
   const auto crashed = ps::to_record(i, 0, report(verdicts::status::crash, 0, 0), portbench::store::role::reference);
   EXPECT_EQ(crashed.error, "CRASH: worker died (signal 11)");
   EXPECT_TRUE(crashed.time_ns.empty());
+  auto hot = report(verdicts::status::ok, 1000, 1000);
+  hot.port.samples[0].problem = verdicts::sample_problem::clock_throttled;
+  hot.port.timing = verdicts::timing::invalid_below_floor;
+  hot.port.timing_detail = "median 1000 ns is below the physical floor of 2000 ns: x";
+  const auto hr = ps::to_record(i, 0, hot, portbench::store::role::port);
+  EXPECT_EQ(hr.dropped_samples, 2);
+  EXPECT_EQ(hr.throttled_samples, 1);
+  EXPECT_EQ(hr.time_ns.size(), 6u);
+  EXPECT_EQ(hr.verdicts.timing, "INVALID_BELOW_FLOOR");
+  EXPECT_EQ(hr.timing_detail, hot.port.timing_detail);
   auto odd = report(verdicts::status::ok, 1000, 1000);
   odd.ref.samples.clear();   // VALID without a sample would be refused by the store
   EXPECT_EQ(ps::to_record(i, 0, odd, portbench::store::role::reference).verdicts.timing, "INVALID_NO_SAMPLES");

@@ -50,6 +50,7 @@ struct side_report {
   std::string proof{verdicts::proof::not_checked};
   std::string proof_detail;
   std::string timing{verdicts::timing::not_measured};
+  std::string timing_detail;     ///< why the timing is invalid (below the physical floor, ...)
   std::vector<sample> samples;
   double median_ns = 0, rel_ci = 0;
   double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)

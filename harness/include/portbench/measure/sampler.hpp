@@ -12,6 +12,7 @@
 #include "portbench/measure/cupti_tracer.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sm_clock.hpp"
+#include "portbench/measure/timing_checks.hpp"
 #include "portbench/measure/timing_options.hpp"
 #include "portbench/verdicts.hpp"
 #include "portbench/verify/device_tensors.hpp"
@@ -78,14 +79,8 @@ class sampler {
   std::vector<pending> m_window;
   double m_timed_ns = 0;
   bool m_cold_l2 = true;
+  double m_throttle_fraction = 0;
+  int m_max_sm_mhz = -1;
 };
-
-/// Median and the half-width of its 95% confidence interval (distribution-free, from order
-/// statistics) over the median; NaN-free inputs only.
-struct median_ci {
-  double median = 0;
-  double rel_half_width = 0;
-};
-[[nodiscard]] median_ci median_with_ci(std::vector<double> values);
 
 }  // namespace portbench::measure

@@ -12,6 +12,9 @@ struct timing_options {
   double target_rel_ci = 0.005;   ///< stop when both medians' 95% CI half-width / median is below
   double time_cap_s = 2.0;        ///< per configuration and run, both sides together
   bool cold_l2 = true;
+  /// A sample whose SM clock is below this fraction of the maximum is throttled: kept out of
+  /// the statistics (docs/measurement.md). 0 turns the check off.
+  double throttle_fraction = 0.75;
 };
 
 }  // namespace portbench::measure

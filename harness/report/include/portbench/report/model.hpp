@@ -17,7 +17,7 @@
 namespace portbench::report {
 
 /// Operator and overall verdicts. PARITY is the only pass. Precedence (first that applies):
-/// NO_DATA, CHECKS_FAILED, UNVERIFIED, INCOMPLETE, then PARITY / BELOW_GATE / INCONCLUSIVE
+/// CHECKS_FAILED, NO_DATA, UNVERIFIED, INCOMPLETE, then PARITY / BELOW_GATE / INCONCLUSIVE
 /// from the interval against the gate.
 namespace verdict = ::portbench::verdicts::parity;
 

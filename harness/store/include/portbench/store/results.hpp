@@ -133,12 +133,14 @@ struct run_record {
   std::vector<std::int32_t> sm_clock_mhz;   ///< per sample; empty when not read
   std::vector<std::int64_t> event_time_ns;  ///< per sample; empty when not measured
   std::int64_t dropped_samples = 0;         ///< samples the engine discarded as invalid
+  std::int64_t throttled_samples = 0;       ///< of which taken at a throttled SM clock
 
   run_verdicts verdicts;
   std::string numerics_source;  ///< VERIFIED (checked against fp64 here), REUSED (same inputs and
                                 ///< output digest as a verified launch), "" (never checked)
   std::string output_digest;    ///< 128-bit digest per output tensor, "name:hex;..."
   std::string error;  ///< empty unless the run failed, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS ..."
+  std::string timing_detail;  ///< why the timing is invalid, e.g. below the physical floor
   run_stats stats;    ///< filled by the reader (and by the writer on append)
   run_cost cost;
 
