@@ -25,10 +25,10 @@ command_action add_diagnose_command(CLI::App& app);
 command_action add_tune_command(CLI::App& app);
 command_action add_agent_command(CLI::App& app);
 
-/// This program's own path (/proc/self/exe): the binary that runs `worker`.
+/// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
+/// This program's own path (/proc/self/exe): what the agent runs for its portbench stages.
 [[nodiscard]] std::string self_executable();
 
-/// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);
 
 }  // namespace portbench::cli

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every literal that diagnose and ir-diff write: verdicts, difference kinds and finding tags.
-// Defined once here (to be folded into the project's single verdict header); docs/diagnose.md
-// says what each means and which evidence raises it.
+// The literals that diagnose and ir-diff write, under the names this part uses. Verdicts and
+// finding tags are defined in portbench/verdicts.hpp (the one place verdicts are spelled) and
+// named here; severities and difference kinds are lower-case vocabulary of this part only.
+// docs/diagnose.md says what each means and which evidence raises it.
 #pragma once
 #include <string_view>
+
+#include "portbench/verdicts.hpp"
 
 namespace portbench::diagnose {
 
 /// ir-diff verdicts, worst first.
 namespace ir_verdict {
-inline constexpr std::string_view fail_structural = "FAIL_STRUCTURAL";   ///< a structural difference
-inline constexpr std::string_view not_comparable = "NOT_COMPARABLE";     ///< a side has no Tile IR
-inline constexpr std::string_view pass_with_notes = "PASS_WITH_NOTES";   ///< only notes
-inline constexpr std::string_view pass = "PASS";                         ///< nothing differs
+inline constexpr std::string_view fail_structural = verdicts::stage::ir_diff::fail_structural;   ///< a structural difference
+inline constexpr std::string_view not_comparable = verdicts::stage::ir_diff::not_comparable;     ///< a side has no Tile IR
+inline constexpr std::string_view pass_with_notes = verdicts::stage::ir_diff::pass_with_notes;   ///< only notes
+inline constexpr std::string_view pass = verdicts::stage::ir_diff::pass;                         ///< nothing differs
 }  // namespace ir_verdict
 
 /// Rank of an ir-diff verdict: 0 is the worst.
@@ -42,30 +45,30 @@ inline constexpr std::string_view signature = "signature";         ///< entry ar
 
 /// The top-level verdict of a diagnose run (first field of its JSON).
 namespace diagnose_verdict {
-inline constexpr std::string_view findings = "FINDINGS";                 ///< some configuration has findings
-inline constexpr std::string_view no_findings = "NO_FINDINGS";           ///< diagnosed, nothing found
-inline constexpr std::string_view nothing_selected = "NOTHING_SELECTED"; ///< no configuration below the gate / matched
-inline constexpr std::string_view not_diagnosed = "NOT_DIAGNOSED";       ///< selected, but no bundle could be read
+inline constexpr std::string_view findings = verdicts::diagnose_run::findings;                 ///< some configuration has findings
+inline constexpr std::string_view no_findings = verdicts::diagnose_run::no_findings;           ///< diagnosed, nothing found
+inline constexpr std::string_view nothing_selected = verdicts::diagnose_run::nothing_selected; ///< no configuration below the gate / matched
+inline constexpr std::string_view not_diagnosed = verdicts::diagnose_run::not_diagnosed;       ///< selected, but no bundle could be read
 }  // namespace diagnose_verdict
 
 /// Finding tags (docs/diagnose.md: evidence rule of each).
 namespace finding {
-inline constexpr std::string_view extra_kernel = "EXTRA_KERNEL";
-inline constexpr std::string_view register_spill = "REGISTER_SPILL";
-inline constexpr std::string_view fewer_waves = "FEWER_WAVES";
-inline constexpr std::string_view lower_occupancy = "LOWER_OCCUPANCY";
-inline constexpr std::string_view no_tma = "NO_TMA";
-inline constexpr std::string_view narrow_global_loads = "NARROW_GLOBAL_LOADS";
-inline constexpr std::string_view narrow_global_stores = "NARROW_GLOBAL_STORES";
-inline constexpr std::string_view loop_nest_differs = "LOOP_NEST_DIFFERS";
-inline constexpr std::string_view tile_shape_differs = "TILE_SHAPE_DIFFERS";
-inline constexpr std::string_view hint_differs = "HINT_DIFFERS";
-inline constexpr std::string_view memory_ops_differ = "MEMORY_OPS_DIFFER";
-inline constexpr std::string_view rereads_input = "REREADS_INPUT";
-inline constexpr std::string_view rounding_differs = "ROUNDING_DIFFERS";
-inline constexpr std::string_view more_instructions = "MORE_INSTRUCTIONS";
-inline constexpr std::string_view launch_bound = "LAUNCH_BOUND";
-inline constexpr std::string_view below_roofline = "BELOW_ROOFLINE";
+inline constexpr std::string_view extra_kernel = verdicts::finding::extra_kernel;
+inline constexpr std::string_view register_spill = verdicts::finding::register_spill;
+inline constexpr std::string_view fewer_waves = verdicts::finding::fewer_waves;
+inline constexpr std::string_view lower_occupancy = verdicts::finding::lower_occupancy;
+inline constexpr std::string_view no_tma = verdicts::finding::no_tma;
+inline constexpr std::string_view narrow_global_loads = verdicts::finding::narrow_global_loads;
+inline constexpr std::string_view narrow_global_stores = verdicts::finding::narrow_global_stores;
+inline constexpr std::string_view loop_nest_differs = verdicts::finding::loop_nest_differs;
+inline constexpr std::string_view tile_shape_differs = verdicts::finding::tile_shape_differs;
+inline constexpr std::string_view hint_differs = verdicts::finding::hint_differs;
+inline constexpr std::string_view memory_ops_differ = verdicts::finding::memory_ops_differ;
+inline constexpr std::string_view rereads_input = verdicts::finding::rereads_input;
+inline constexpr std::string_view rounding_differs = verdicts::finding::rounding_differs;
+inline constexpr std::string_view more_instructions = verdicts::finding::more_instructions;
+inline constexpr std::string_view launch_bound = verdicts::finding::launch_bound;
+inline constexpr std::string_view below_roofline = verdicts::finding::below_roofline;
 }  // namespace finding
 
 }  // namespace portbench::diagnose
