@@ -17,9 +17,10 @@ stamp_ok() { [[ -f "$DEPS/$1.stamp" ]] && [[ "$(cat "$DEPS/$1.stamp")" == "$2" ]
 stamp_set() { printf '%s' "$2" > "$DEPS/$1.stamp"; }
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
+# clang and libclang-rt-14-dev: the fuzz preset (libFuzzer and the sanitizer runtimes of clang 14).
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git libeigen3-dev libhdf5-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-  libclang-dev clang
+  libclang-dev clang libclang-rt-14-dev
   chromium)   # headless browser for the HTML report's layout test (tests/python/test_report_browser.py)
 
 apt_step() {

@@ -2,6 +2,7 @@
 #include "portbench/bundle/manifest.hpp"
 
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -269,12 +270,17 @@ const config_plan* manifest::find(const reference::config& c) const noexcept {
 }
 
 manifest parse_manifest(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw bundle_error(file.string(), "cannot open manifest (missing file?)");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_manifest_text(text, file);
+}
+
+manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file) {
   const std::string name = file.string();
-  std::ifstream in(file);
-  if (!in) throw bundle_error(name, "cannot open manifest (missing file?)");
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw bundle_error(name, std::string("not valid JSON: ") + e.what());
   }

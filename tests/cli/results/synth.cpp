@@ -81,12 +81,13 @@ std::string file_sha256(const std::filesystem::path& p) {
 
 std::string params_json(const reference::config& c) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : c.params) {
+  for (const auto& kv : c.params) {
+    const std::string& k = kv.first;   // clang 14 (the fuzz build) cannot capture a binding
     std::visit([&](const auto& x) {
       using T = std::decay_t<decltype(x)>;
       if constexpr (std::is_same_v<T, std::monostate>) j[k] = nullptr;
       else j[k] = x;
-    }, v);
+    }, kv.second);
   }
   return j.dump();
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -102,6 +103,8 @@ struct manifest {
 
 /// Reads and validates a manifest; throws bundle_error("<file>: <json path>: <problem>").
 [[nodiscard]] manifest parse_manifest(const std::filesystem::path& file);
+/// The same from the manifest's text; `file` names it in errors and anchors relative paths.
+[[nodiscard]] manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file);
 
 /// Byte offsets of a launch's parameters when packed in order at natural alignment.
 [[nodiscard]] std::vector<std::size_t> param_offsets(const launch_spec& l);
