@@ -75,7 +75,7 @@ nlohmann::json read_json(const std::filesystem::path& path) {
   std::string text = read_text(path);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {   // parse_error, and out_of_range for a number too large
     throw agent_error(path.string(), "", std::string("not valid JSON: ") + e.what());
   }
 }

@@ -242,7 +242,7 @@ job load_job(const fs::path& file, const std::string& workdir_override) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number too large
     throw agent_error(file.string(), "", std::string("not valid JSON: ") + e.what());
   }
   job j = job_from_json(doc, file);

@@ -238,7 +238,7 @@ nlohmann::ordered_json read_output(const std::filesystem::path& file) {
   text << in.rdbuf();
   try {
     return json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number too large
     std::string head = text.str().substr(0, 60);
     for (auto& c : head) c = (c == '\n' || c == '\r') ? ' ' : c;
     throw agent_error(file.string(), "", "not JSON (starts \"" + head + "\"): " + e.what());

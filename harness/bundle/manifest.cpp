@@ -281,7 +281,7 @@ manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number too large
     throw bundle_error(name, std::string("not valid JSON: ") + e.what());
   }
   field root(doc, "", name);

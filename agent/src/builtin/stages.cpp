@@ -19,7 +19,7 @@ using adapters::command_failure;
 json parse_stdout(const command_call& c, const std::string& what) {
   try {
     return json::parse(c.out);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {   // parse_error, and out_of_range for a number too large
     throw agent_error(c.stdout_file.string(), "", what + " printed no JSON: " + e.what());
   }
 }

@@ -156,6 +156,21 @@ TEST_F(BrokenBundle, NotJson) {
   EXPECT_NE(load_error().find("not valid JSON"), std::string::npos);
 }
 
+// A number too large for a double is nlohmann's out_of_range, not a parse_error: it once left
+// the parser as an unknown exception (found by tests/fuzz/fuzz_manifest).
+TEST_F(BrokenBundle, NumberTooLargeIsNotValidJson) {
+  std::string text = pt::read_text(dir / "manifest.json");
+  const auto at = text.find("\"shared_bytes\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(text.find(':', at) + 1, " 143e6612750,\"x\":");
+  pt::write_text(dir / "manifest.json", text);
+  const std::string msg = load_error();
+  EXPECT_NE(msg.find("manifest.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing "
+                     "'143e6612750'"),
+            std::string::npos)
+      << msg;
+}
+
 }  // namespace
 
 // ---- manifest additions: tuning variants, view offsets, zero-initialised scratch, clusters ----

@@ -51,6 +51,9 @@ TEST(Suite, BadSuitesNameTheFileAndField) {
             "s.json: configs[0].params.m: expected null, a boolean, a number or a string");
   EXPECT_EQ(error_of([] { (void)ps::parse_suite(R"({"configs": 3})", "s.json"); }), "s.json: configs: missing or not an array");
   EXPECT_EQ(error_of([] { (void)ps::parse_suite("[1", "s.json"); }).rfind("s.json: not valid JSON: ", 0), 0u);
+  // nlohmann's out_of_range, not a parse_error (once an unknown exception; tests/fuzz/fuzz_suite's kind).
+  EXPECT_EQ(error_of([] { (void)ps::parse_suite(R"({"configs": [{"op": "a", "params": {"m": 1e999}}]})", "s.json"); }),
+            "s.json: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'");
   pt::temp_dir tmp;
   const auto missing = (tmp.path() / "none.json").string();
   EXPECT_EQ(error_of([&] { (void)ps::load_suite(missing); }), missing + ": cannot open suite (missing file?)");
