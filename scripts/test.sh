@@ -16,13 +16,11 @@ cmake --preset "$PRESET" >/dev/null
 cmake --build --preset "$PRESET"
 LOG="build/$PRESET"
 ctest --preset "$PRESET" 2>&1 | tee "$LOG/ctest.log"
-if grep -q "Skipped" build/$PRESET/ctest.log; then
-  reason="$(build/$PRESET/tests/gpu/launch/portbench.test.gpu.launch 2>&1 | grep -m1 -o 'no CUDA device: .*' || true)"
-  echo "GPU tests were skipped here: ${reason:-see ctest -V}"
-fi
+# ctest only says "Skipped": each skipped test with the reason it gave.
+bash scripts/ctest_skips.sh "$LOG"
 
 echo "== exporter tests (pytest) =="
-.venv/bin/python -m pytest -q tests/python 2>&1 | tee "$LOG/pytest.log"
+.venv/bin/python -m pytest -q -rs tests/python 2>&1 | tee "$LOG/pytest.log"
 
 if [[ -f kernels/cutile_rust/Cargo.toml ]]; then
   echo "== cuTile Rust exporter tests (cargo test) =="
