@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "contents.hpp"
+#include "heap_check.hpp"
 #include "layout.hpp"
 #include "portbench/store/error.hpp"
 #include "portbench/verdicts.hpp"
@@ -145,6 +146,7 @@ file_handle open_results_file(const std::filesystem::path& path, bool writable) 
   auto status = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(status)) throw store_error(path, "cannot open: no such file");
   if (std::filesystem::is_directory(status)) throw store_error(path, "cannot open: is a directory");
+  if (auto bad = check_global_heaps(path)) throw store_error(path, "corrupt HDF5 file: " + *bad);
   plist_handle fapl = file_access_plist();
   hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl.get());
   if (id < 0) {
