@@ -58,11 +58,11 @@ fuzz_one() {   # TARGET SECONDS
   fi
   export HDF5_USE_FILE_LOCKING=FALSE
   # Leak checks stay on. HDF5 keeps free lists and caches for the process (no per-input check
-  # for results) and leaks on some corrupt files (suppressed at exit, tests/fuzz/lsan-hdf5.supp).
+  # for results) and leaks on some corrupt files (suppressed at exit, tests/sanitizers/lsan-hdf5.supp).
   local leaks=1
   if [[ "$target" == results ]]; then
     leaks=0
-    export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan-hdf5.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+    export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan-hdf5.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
   fi
   local log="${PORTBENCH_FUZZ_LOG:-$BUILD/fuzz-$target.log}"
   mkdir -p "$(dirname "$log")"
