@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/measure/job.hpp"
 
-#include <stdexcept>
+#include "portbench/error.hpp"
 
 namespace portbench::measure {
 
@@ -28,7 +28,7 @@ json to_json(const job& j) {
 job job_from_json(const json& j) {
   job out;
   const std::string mode = j.value("mode", std::string("measure"));
-  if (mode != "measure" && mode != "check") throw std::runtime_error("job: mode: unknown '" + mode + "'");
+  if (mode != "measure" && mode != "check") throw input_error("job", "mode", "unknown '" + mode + "'");
   out.mode = mode == "check" ? job_mode::check : job_mode::measure;
   out.device = j.at("device").get<int>();
   out.run = j.at("run").get<int>();

@@ -28,6 +28,11 @@ numerics_result check_numerics(const cuda::context_ptr& ctx, const bundle::bundl
   auto judged = reference::judge_all(r.reports, {});   // upstream tolerances: no reference front end here
   r.verdict = judged.verdict;
   r.error = judged.reason;
+  if (opt.keep_outputs) {
+    for (auto& t : host) {
+      if (t.spec.role != reference::tensor_role::in) r.outputs.push_back(std::move(t));
+    }
+  }
   return r;
 }
 

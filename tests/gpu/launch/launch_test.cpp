@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <set>
@@ -91,10 +92,35 @@ TEST_F(Launch, PoisonIsOverwrittenForTwoDifferentPatterns) {
     if (b.plan.frontend == "faults") continue;
     const auto& plan = b.plan.configs.front();
     SCOPED_TRACE(b.plan.frontend + " " + plan.config.id());
-    auto first = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0xFFFFFFFFu});
-    auto second = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0x7F7F7F7Fu});
+    auto first = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0xFFFFFFFFu, .keep_outputs = true});
+    auto second = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0x7F7F7F7Fu, .keep_outputs = true});
     EXPECT_EQ(first.verdict, verdicts::numerics::pass);
     EXPECT_EQ(second.verdict, verdicts::numerics::pass);
+    ASSERT_FALSE(first.outputs.empty());
+    ASSERT_EQ(first.outputs.size(), second.outputs.size());
+    for (std::size_t i = 0; i < first.outputs.size(); ++i) {
+      const auto& a = first.outputs[i];
+      const auto& c = second.outputs[i];
+      ASSERT_EQ(a.spec.name, c.spec.name);
+      ASSERT_EQ(a.bytes.size(), c.bytes.size()) << a.spec.name;
+      // Only the elements the view covers are outputs; storage outside it keeps the poison.
+      std::int64_t differing = 0, first_at = -1;
+      const std::size_t es = portbench::reference::size_of(a.spec.type);
+      for (std::int64_t e = 0; e < a.spec.elements(); ++e) {
+        std::vector<std::int64_t> index(a.spec.shape.size());
+        std::int64_t rest = e;
+        for (std::size_t d = a.spec.shape.size(); d-- > 0;) {
+          index[d] = rest % a.spec.shape[d];
+          rest /= a.spec.shape[d];
+        }
+        const auto at = static_cast<std::size_t>(a.spec.storage_index(index)) * es;
+        if (std::memcmp(a.bytes.data() + at, c.bytes.data() + at, es) != 0) {
+          if (differing++ == 0) first_at = e;
+        }
+      }
+      EXPECT_EQ(differing, 0) << a.spec.name << ": elements differ between the two poisons (first at " << first_at
+                              << "): the kernel left them unwritten";
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "portbench/error.hpp"
 #include "portbench/measure/job.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sampler.hpp"
@@ -146,7 +147,13 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   EXPECT_EQ(pm::job_from_json(nlohmann::json::parse(pm::to_json(j).dump())).mode, pm::job_mode::check);
   auto bad = pm::to_json(j);
   bad["mode"] = "timing";
-  EXPECT_THROW((void)pm::job_from_json(bad), std::runtime_error);
+  try {
+    (void)pm::job_from_json(bad);
+    ADD_FAILURE() << "an unknown mode was accepted";
+  } catch (const portbench::input_error& e) {
+    EXPECT_STREQ(e.what(), "job: mode: unknown 'timing'");
+    EXPECT_EQ(e.field(), "mode");
+  }
 
   pm::item_report r;
   r.index = 4;

@@ -76,7 +76,8 @@ inline void check_against_independent(const pr::config& c, std::uint64_t seed,
       ASSERT_NEAR(got[i], want[i], tol) << c.id() << " " << name << "[" << i << "]";
     }
   }
-  // The rounded reference passes against itself, and every output is checked.
+  // The rounded reference passes against fp64 alone (within rounding), and every output is
+  // checked.
   const auto reports = verify(op, c, ts, seed);
   ASSERT_FALSE(reports.empty());
   for (const auto& r : reports) {
@@ -86,7 +87,7 @@ inline void check_against_independent(const pr::config& c, std::uint64_t seed,
       EXPECT_LE(r.max_norm_err, 1.0) << r.tensor;
     }
   }
-  EXPECT_EQ(pr::judge_all(reports, reports).verdict, "PASS") << pr::judge_all(reports, reports).reason;
+  EXPECT_EQ(pr::judge_all(reports, {}).verdict, "PASS") << pr::judge_all(reports, {}).reason;
 }
 
 }  // namespace pb_test

@@ -233,7 +233,7 @@ TEST(tolerance, verify_then_judge_on_an_operator) {
   auto ts = pr::make_inputs(op, c, 3);
   op.write_reference(c, ts, 2);
   const auto ref = pb_test::verify(op, c, ts, 3);
-  EXPECT_EQ(pr::judge_all(ref, ref).verdict, "PASS");
+  EXPECT_EQ(pr::judge_all(ref, {}).verdict, "PASS");
   auto& y = pr::find_tensor(ts, "y");
   const double v = pr::load_element(y.bytes.data(), y.spec.type, 777);
   pr::store_element(y.bytes.data(), y.spec.type, 777, v * 1.05 + 0.2);  // also outside atol 5e-2

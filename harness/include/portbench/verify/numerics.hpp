@@ -17,11 +17,13 @@ struct numerics_result {
   std::string verdict{verdicts::numerics::not_checked};   ///< portbench/verdicts.hpp
   std::vector<reference::compare_report> reports;
   std::string error;   ///< what failed, when verdict is ERROR
+  std::vector<reference::host_tensor> outputs;   ///< the written tensors, with check_options::keep_outputs
 };
 
 struct check_options {
   std::uint64_t seed = 1;
   std::uint32_t poison = 0xFFFFFFFFu;   ///< all-ones: NaN in every float format
+  bool keep_outputs = false;            ///< return the downloaded outputs (tests compare launches)
 };
 
 /// Runs `plan` of bundle `b` once on `ctx` and verifies every output. CUDA errors propagate as
