@@ -30,6 +30,12 @@ if ! { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -
   exit 1
 fi
 
+# Bundle folders over the device tool's 64 MiB carry travel packed (scripts/export_tilegym.sh).
+for packed in bundles-tilegym/*.tar.xz; do
+  [[ -f "$packed" ]] || continue
+  tar -xJf "$packed" -C bundles-tilegym && echo "unpacked $packed"
+done
+
 ctest_rc=skipped check_rc=skipped
 if [[ -z "${PORTBENCH_SKIP_TESTS:-}" ]]; then
   echo "== gpu tests =="
@@ -69,21 +75,31 @@ if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
     bash scripts/tune_variants.sh time "$d" "$ROOT/$BIN" 2>&1 | tee -a "$OUT/tune.txt"
   done
 fi
-if [[ -n "${PORTBENCH_RUST_TUNE:-}" && -d bundles-tilegym/cutile_rust ]]; then
-  # Ahead-of-time tuning of the cuTile Rust port: every tuning variant (configs[].variants)
-  # against its configuration's default plan, and the tuning record the exporter reads with
-  # --tuning (docs/cutile-rust.md, "Tuning variants and tuning records").
-  echo "== portbench tune: cuTile Rust variants (${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}) =="
-  rust_dirs=()
-  for op in ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}; do rust_dirs+=("bundles-tilegym/cutile_rust/$op"); done
-  rust_target="${PORTBENCH_RUST_TUNE_TARGET:-h200}"
-  timeout "${PORTBENCH_RUST_TUNE_TIMEOUT:-540}" "$BIN" tune "${rust_dirs[@]}" --suite configs/tilegym.json \
-    --runs "${PORTBENCH_RUST_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$rust_target" \
+# Ahead-of-time tuning (docs/cli.md, `portbench tune`): every tuning variant (configs[].variants)
+# of the listed operators against its configuration's default plan, and the tuning record the
+# exporter reads with --tuning. tune_front_end NAME OPS... writes $OUT/NAME-TARGET.json.
+tune_front_end() {
+  local name="$1"; shift
+  local target="${PORTBENCH_TUNE_TARGET:-h200}" dirs=() op
+  for op in "$@"; do [[ -d "bundles-tilegym/$name/$op" ]] && dirs+=("bundles-tilegym/$name/$op"); done
+  echo "== portbench tune: $name variants ($*) =="
+  [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
+  local start; start=$(date +%s)
+  timeout "${PORTBENCH_TUNE_TIMEOUT:-300}" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json \
+    --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$target" \
     --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    --out "$OUT/cutile_rust-$rust_target.json" > "$OUT/rust_tune.txt" 2>&1
-  echo "tune exit $?"
-  tail -80 "$OUT/rust_tune.txt"
-  cp "$OUT/cutile_rust-$rust_target.json" "$FINAL"/ 2>/dev/null
+    --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
+  echo "tune $name exit $?, $(( $(date +%s) - start )) s"
+  tail -"${PORTBENCH_TUNE_TAIL:-60}" "$OUT/${name}_tune.txt"
+  cp "$OUT/$name-$target.json" "$FINAL"/ 2>/dev/null
+}
+if [[ -n "${PORTBENCH_TILEGYM_TUNE:-}" ]]; then
+  # shellcheck disable=SC2086
+  tune_front_end tilegym ${PORTBENCH_TILEGYM_TUNE_OPS:-rms_norm layer_norm_legacy softmax rope silu_and_mul swiglu dropout}
+fi
+if [[ -n "${PORTBENCH_RUST_TUNE:-}" ]]; then
+  # shellcheck disable=SC2086
+  tune_front_end cutile_rust ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
