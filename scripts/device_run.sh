@@ -16,6 +16,10 @@ OUT="$FINAL/logs"
 mkdir -p "$OUT"
 trap 'tar -C "$FINAL" -czf "$FINAL/logs.tgz" logs && rm -rf "$FINAL/logs"' EXIT
 BIN=build/gpu/harness/cli/portbench
+# One device call may run 600 s: every optional stage below gets at most what is left of
+# PORTBENCH_DEADLINE_S (default 570) from here, so the logs always come back.
+SCRIPT_START=$(date +%s)
+left_s() { local cap="$1" left=$(( ${PORTBENCH_DEADLINE_S:-570} - ($(date +%s) - SCRIPT_START) - 10 )); (( left < cap )) && cap=$left; (( cap < 1 )) && cap=1; echo "$cap"; }
 
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,utilization.gpu \
@@ -60,13 +64,19 @@ fi
 # Optional parts: numerics of whole bundle folders, tile experiments, the operator corpus
 # (issue 6) and the reference verification benchmark.
 if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
+  # One `check` per folder, so a slow or cut-short folder costs only its own rows.
   echo "== portbench check $PORTBENCH_CHECK_DIRS =="
-  # shellcheck disable=SC2086
-  timeout "${PORTBENCH_CHECK_TIMEOUT:-300}" "$BIN" check $PORTBENCH_CHECK_DIRS > "$OUT/check_dirs.txt" 2>&1
-  echo "check exit $? (verdicts per front end and operator:)"
+  : > "$OUT/check_dirs.txt"
+  for d in $PORTBENCH_CHECK_DIRS; do
+    [[ -d "$d" ]] || { echo "check: $d missing"; continue; }
+    t0=$(date +%s)
+    timeout "$(left_s "${PORTBENCH_CHECK_TIMEOUT:-300}")" "$BIN" check "$d" >> "$OUT/check_dirs.txt" 2>&1
+    echo "check $d: exit $?, $(( $(date +%s) - t0 )) s"
+  done
+  echo "verdicts per front end, operator and numerics:"
   awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
     "$OUT/check_dirs.txt" | sort
-  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -10
+  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
 fi
 if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
   echo "== tile experiments (bundles-tune, scripts/tune_variants.sh) =="
@@ -85,7 +95,7 @@ tune_front_end() {
   echo "== portbench tune: $name variants ($*) =="
   [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
   local start; start=$(date +%s)
-  timeout "${PORTBENCH_TUNE_TIMEOUT:-300}" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json \
+  timeout "$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json \
     --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$target" \
     --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
     --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
