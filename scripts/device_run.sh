@@ -63,21 +63,6 @@ fi
 
 # Optional parts: numerics of whole bundle folders, tile experiments, the operator corpus
 # (issue 6) and the reference verification benchmark.
-if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
-  # One `check` per folder, so a slow or cut-short folder costs only its own rows.
-  echo "== portbench check $PORTBENCH_CHECK_DIRS =="
-  : > "$OUT/check_dirs.txt"
-  for d in $PORTBENCH_CHECK_DIRS; do
-    [[ -d "$d" ]] || { echo "check: $d missing"; continue; }
-    t0=$(date +%s)
-    timeout "$(left_s "${PORTBENCH_CHECK_TIMEOUT:-300}")" "$BIN" check "$d" >> "$OUT/check_dirs.txt" 2>&1
-    echo "check $d: exit $?, $(( $(date +%s) - t0 )) s"
-  done
-  echo "verdicts per front end, operator and numerics:"
-  awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
-    "$OUT/check_dirs.txt" | sort
-  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
-fi
 if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
   echo "== tile experiments (bundles-tune, scripts/tune_variants.sh) =="
   for d in bundles-tune/*/; do
@@ -110,6 +95,21 @@ fi
 if [[ -n "${PORTBENCH_RUST_TUNE:-}" ]]; then
   # shellcheck disable=SC2086
   tune_front_end cutile_rust ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}
+fi
+if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
+  # One `check` per folder, so a slow or cut-short folder costs only its own rows.
+  echo "== portbench check $PORTBENCH_CHECK_DIRS =="
+  : > "$OUT/check_dirs.txt"
+  for d in $PORTBENCH_CHECK_DIRS; do
+    [[ -d "$d" ]] || { echo "check: $d missing"; continue; }
+    t0=$(date +%s)
+    timeout "$(left_s "${PORTBENCH_CHECK_TIMEOUT:-300}")" "$BIN" check "$d" >> "$OUT/check_dirs.txt" 2>&1
+    echo "check $d: exit $?, $(( $(date +%s) - t0 )) s"
+  done
+  echo "verdicts per front end, operator and numerics:"
+  awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
+    "$OUT/check_dirs.txt" | sort
+  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
