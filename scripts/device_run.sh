@@ -114,7 +114,9 @@ if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
-  bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
+  cap=$(left_s "${PORTBENCH_CORPUS_TIMEOUT:-420}")
+  PORTBENCH_CORPUS_TIMEOUT="$cap" PORTBENCH_CORPUS_BUDGET="${PORTBENCH_CORPUS_BUDGET:-$(( cap > 120 ? cap - 90 : 30 ))}" \
+    bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
   cp "$OUT"/corpus.h5 "$OUT"/largest_*.h5 "$FINAL"/ 2>/dev/null
 fi
 if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then
