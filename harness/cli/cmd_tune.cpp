@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "portbench/sweep/execute.hpp"
 #include "portbench/tune/tune.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::cli {
 namespace {
@@ -40,7 +41,8 @@ int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
     std::printf("%-56s %-18s %10.2f %-18s %8.4f %d of %zu passed\n", c.config_id.c_str(), c.baseline.c_str(),
                 c.baseline_ns / 1e3, c.chosen.c_str(), c.speedup_over_default, eligible, c.candidates.size());
     for (const auto& k : c.candidates) {
-      if (!k.eligible()) {
+      // Candidates the budget left out are counted once below, not listed.
+      if (!k.eligible() && k.status != verdicts::status::not_run) {
         std::printf("    %s: numerics %s, proof %s, status %s %s\n", k.variant.c_str(), k.numerics.c_str(),
                     k.proof.c_str(), k.status.c_str(), k.error.c_str());
       }
