@@ -98,14 +98,21 @@ packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, 
         }
         break;
       case param_kind::scratch: {
-        auto it = scratch.find(p.scratch);
-        if (it == scratch.end()) throw bundle_error(at, "scratch buffer '" + p.scratch + "' was not allocated");
+        auto it = scratch.buffers.find(p.scratch);
+        if (it == scratch.buffers.end()) throw bundle_error(at, "scratch buffer '" + p.scratch + "' was not allocated");
         put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
         break;
       }
       case param_kind::null:
         put(buf, offsets[i], std::uint64_t{0});
         break;
+      case param_kind::ptr_table: {
+        for (const auto& name : p.tensors) (void)find_tensor(tensors, name, at);
+        auto it = scratch.tables.find(p.tensors);
+        if (it == scratch.tables.end()) throw bundle_error(at, "the address table of its " + std::to_string(p.tensors.size()) + " tensors was not built");
+        put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
+        break;
+      }
     }
   }
   return packed_params(std::move(buf), offsets);
@@ -132,8 +139,8 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
   // every execution of the plan; the memsets are not kernels, so they are outside the timing.
   for (const auto& sc : m_plan->scratch) {
     if (!sc.zero_init || sc.bytes == 0) continue;
-    auto it = scratch.find(sc.name);
-    if (it == scratch.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
+    auto it = scratch.buffers.find(sc.name);
+    if (it == scratch.buffers.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
     PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
   }
   for (std::size_t i = 0; i < m_plan->launches.size(); ++i) {

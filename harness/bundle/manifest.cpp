@@ -80,7 +80,8 @@ scalar_type parse_scalar(const field& f) {
 param_binding parse_param(const field& f) {
   static const std::map<std::string, param_kind> kinds = {
       {"ptr", param_kind::ptr},         {"extent", param_kind::extent}, {"stride", param_kind::stride},
-      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null}};
+      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null},
+      {"ptr_table", param_kind::ptr_table}};
   field kind = f.at("kind");
   auto it = kinds.find(kind.text());
   if (it == kinds.end()) kind.fail("unknown kind '" + kind.text() + "'");
@@ -117,6 +118,16 @@ param_binding parse_param(const field& f) {
       break;
     case param_kind::null:
       break;
+    case param_kind::ptr_table: {
+      // A device array of the named tensors' addresses, which the harness builds.
+      field names = f.at("tensors");
+      if (names.array_size() == 0) names.fail("lists no tensors");
+      for (std::size_t i = 0; i < names.array_size(); ++i) {
+        p.tensors.push_back(names.at(i).text());
+        if (p.tensors.back().empty()) names.at(i).fail("must name a tensor");
+      }
+      break;
+    }
   }
   return p;
 }
@@ -217,6 +228,7 @@ const char* to_string(param_kind k) noexcept {
     case param_kind::literal: return "literal";
     case param_kind::scratch: return "scratch";
     case param_kind::null: return "null";
+    case param_kind::ptr_table: return "ptr_table";
   }
   return "?";
 }

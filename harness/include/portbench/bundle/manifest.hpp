@@ -16,7 +16,7 @@ namespace portbench::bundle {
 
 inline constexpr const char* k_manifest_schema = "portbench.bundle/1";
 
-enum class param_kind { ptr, extent, stride, literal, scratch, null };
+enum class param_kind { ptr, extent, stride, literal, scratch, null, ptr_table };
 enum class scalar_type { i32, i64, u32, u64, f32, f64 };
 
 [[nodiscard]] std::size_t size_of(scalar_type t) noexcept;
@@ -31,6 +31,7 @@ struct param_binding {
   std::variant<std::int64_t, double> value;  ///< literal
   std::string scratch;                       ///< scratch
   std::int64_t offset = 0;                   ///< ptr: the view starts this many elements in
+  std::vector<std::string> tensors;          ///< ptr_table: the tensors whose addresses the table holds, in order
 
   [[nodiscard]] std::size_t size() const noexcept { return size_of(type); }
 };

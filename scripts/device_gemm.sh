@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 14's GPU call: the matrix products (matmul, bmm, group_gemm, splitk_reduce) of the cuTile
+# Rust port against tilegym, with cuBLAS beside them. In one device call, within a time budget:
+#   build   the harness (preset gpu; kept between calls on a warm machine);
+#   run     tilegym -> cutile_rust, best of $RUNS, over the GEMM suite (scripts/gemm_suite.py:
+#           configs/tilegym.json's matrix products + configs/gemm_llm.json): numerics against fp64
+#           and proof on both sides of every paired configuration, the figures of record;
+#   check   the port's group_gemm alone (tilegym's list-of-arrays kernel has no bundle, so
+#           group_gemm pairs with nothing): an A/A run, best of 1, for its numerics against fp64,
+#           proof and time (results stream into the file, so a cut keeps what finished);
+#   tune    portbench tune of both front ends' variants on configs/gemm_tune.json (records
+#           cutile_rust-h200.json and tilegym-h200.json for the exporters' --tuning);
+#   cublas  scripts/cublas_bench.py over the GEMM suite (torch.matmul / torch.bmm, CUPTI, cold L2);
+# then the report, the TFLOP/s table (scripts/gemm_tflops.py) and logs.tgz in $OUT.
+#
+# Here (no GPU), once:
+#   python3 scripts/gemm_suite.py build/gemm.json
+#   kernels/cutile_rust/export.sh build/gemm.json bundles-gemm/cutile_rust
+#   PYTHONPATH=kernels/export .venv/bin/python -m portbench_export.tilegym --suite build/gemm.json --out bundles-gemm/tilegym
+# Then through the device tool, carrying bundles-gemm/:  bash scripts/device_gemm.sh
+#
+# Env: PORTBENCH_GEMM_DIR (bundle folders, default bundles-gemm), PORTBENCH_GEMM_STEPS (default
+# "build run check tune cublas"), PORTBENCH_GEMM_BUDGET (seconds for the whole call, default 570),
+# PORTBENCH_GEMM_RUNS (default 4), PORTBENCH_GEMM_RUN_DEVICES (e.g. 0,1; default 0),
+# PORTBENCH_GEMM_TUNE_DEVICES and PORTBENCH_GEMM_AUX_DEVICE (check and cuBLAS; defaults: the run's
+# first device). Steps on disjoint devices run at the same time (a 4-GPU host: run 0,1, tune 2,
+# aux 3); steps sharing a device run one after another with shares of the budget.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+START=$(date +%s)
+OUT="${OUT:-$ROOT/build/device-out}"
+FINAL="$OUT"
+OUT="$FINAL/logs"
+mkdir -p "$OUT"
+# The device tool returns a few files: logs come back as one archive, results beside it.
+trap 'tar -C "$FINAL" -czf "$FINAL/logs.tgz" logs && rm -rf "$FINAL/logs"' EXIT
+BIN=build/gpu/harness/cli/portbench
+G="${PORTBENCH_GEMM_DIR:-bundles-gemm}"
+STEPS=" ${PORTBENCH_GEMM_STEPS:-build run check tune cublas} "
+BUDGET="${PORTBENCH_GEMM_BUDGET:-570}"
+RUNS="${PORTBENCH_GEMM_RUNS:-4}"
+RUN_DEV="${PORTBENCH_GEMM_RUN_DEVICES:-0}"
+TUNE_DEV="${PORTBENCH_GEMM_TUNE_DEVICES:-${RUN_DEV%%,*}}"
+AUX_DEV="${PORTBENCH_GEMM_AUX_DEVICE:-${RUN_DEV%%,*}}"
+OPS="matmul bmm group_gemm splitk_reduce"
+has() { [[ "$STEPS" == *" $1 "* ]]; }
+left() { echo $(( BUDGET - ($(date +%s) - START) )); }
+GPU_NAME="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
+
+if has build; then
+  echo "== build (preset gpu) =="
+  if ! { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1; then
+    tail -30 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
+  fi
+  echo "built in $(( $(date +%s) - START )) s"
+fi
+[[ -x "$BIN" ]] || { echo "no $BIN: run with the build step"; exit 1; }
+python3 scripts/gemm_suite.py "$OUT/gemm.json" || exit 1
+
+# Device lanes: a lane is the steps that share devices; lanes run at the same time.
+overlap() { local a b; for a in ${1//,/ }; do for b in ${2//,/ }; do [[ "$a" == "$b" ]] && return 0; done; done; return 1; }
+parallel=1
+overlap "$RUN_DEV" "$TUNE_DEV" && parallel=0
+overlap "$RUN_DEV" "$AUX_DEV" && parallel=0
+overlap "$TUNE_DEV" "$AUX_DEV" && parallel=0
+REMAIN=$(( $(left) - 25 ))   # room for the report, the table and the archive
+if (( parallel )); then T_RUN=$REMAIN T_TUNE=$REMAIN T_AUX=$REMAIN
+else T_RUN=$(( REMAIN * 50 / 100 )) T_TUNE=$(( REMAIN * 30 / 100 )) T_AUX=$(( REMAIN * 20 / 100 )); fi
+echo "budget: ${REMAIN} s left; lanes $([[ $parallel == 1 ]] && echo parallel || echo sequential): run ${T_RUN} s on $RUN_DEV, tune ${T_TUNE} s on $TUNE_DEV, check+cuBLAS ${T_AUX} s on $AUX_DEV"
+
+lane_run() {
+  has run || return 0
+  local t0; t0=$(date +%s)
+  timeout "$T_RUN" "$BIN" run --ref "$G/tilegym" --port "$G/cutile_rust" --suite "$OUT/gemm.json" \
+    --devices "$RUN_DEV" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
+    --out "$OUT/gemm_run.h5" --overwrite > "$OUT/run.txt" 2>&1
+  echo "run: exit $?, $(( $(date +%s) - t0 )) s" > "$OUT/run.status"
+}
+lane_tune() {
+  has tune || return 0
+  local t0 side dirs op share
+  t0=$(date +%s)
+  share=$(( T_TUNE * 60 / 100 ))
+  for side in cutile_rust tilegym; do
+    dirs=()
+    for op in $OPS; do [[ -d "$G/$side/$op" ]] && dirs+=("$G/$side/$op"); done
+    (( ${#dirs[@]} )) || continue
+    timeout "$share" "$BIN" tune "${dirs[@]}" --suite configs/gemm_tune.json --runs 2 --time-cap 0.2 --timeout 120 \
+      --devices "$TUNE_DEV" --target h200 --gpu "$GPU_NAME" --out "$OUT/$side-h200.json" > "$OUT/tune_$side.txt" 2>&1
+    echo "tune $side: exit $?, $(( $(date +%s) - t0 )) s" >> "$OUT/tune.status"
+    share=$(( T_TUNE - ($(date +%s) - t0) - 5 ))
+    (( share > 30 )) || break
+  done
+}
+lane_aux() {
+  local t0; t0=$(date +%s)
+  if has check; then
+    # The port's operator without a reference bundle: numerics against fp64, proof and time.
+    timeout $(( T_AUX * 45 / 100 )) "$BIN" run --aa --ref "$G/cutile_rust/group_gemm" --suite "$OUT/gemm.json" \
+      --devices "$AUX_DEV" --runs 1 --time-cap 0.1 --min-samples 5 --timeout 120 \
+      --out "$OUT/group_gemm.h5" --overwrite > "$OUT/group_gemm.txt" 2>&1
+    echo "group_gemm A/A: exit $?, $(( $(date +%s) - t0 )) s" > "$OUT/aux.status"
+  fi
+  if has cublas; then
+    CUDA_VISIBLE_DEVICES="$AUX_DEV" timeout $(( T_AUX - ($(date +%s) - t0) - 5 )) python3 scripts/cublas_bench.py \
+      --suite "$OUT/gemm.json" --ops matmul,bmm,group_gemm --time-cap 1.0 --out "$OUT/cublas.jsonl" > "$OUT/cublas.txt" 2>&1
+    echo "cublas: exit $?, $(( $(date +%s) - t0 )) s" >> "$OUT/aux.status"
+  fi
+}
+if (( parallel )); then
+  lane_run & lane_tune & lane_aux & wait
+else
+  lane_run; lane_tune; lane_aux
+fi
+
+echo "== results =="
+cat "$OUT"/*.status 2>/dev/null
+if [[ -f "$OUT/gemm_run.h5" ]]; then
+  grep -E "^(geomean|numerics|worker time|wall)" "$OUT/run.txt" | tail -6
+  grep -c "not paired" "$OUT/run.txt" | sed 's/^/not paired: /'
+  "$BIN" report "$OUT/gemm_run.h5" --format md > "$OUT/report.md" 2>&1
+  "$BIN" report "$OUT/gemm_run.h5" --format json > "$OUT/report.json" 2>&1
+  grep -A8 "^## Operators" "$OUT/report.md"
+  awk '$0 ~ / (FAIL|ERROR|NOT_CHECKED|FOREIGN_KERNEL|OUTPUT_NOT_WRITTEN|NONDETERMINISTIC) / {print substr($0, 1, 200)}' "$OUT/run.txt" | head -10
+fi
+if [[ -f "$OUT/group_gemm.h5" ]]; then
+  grep -E "^group_gemm/|^numerics" "$OUT/group_gemm.txt" | awk '{print substr($0, 1, 200)}' | tail -52 > "$OUT/group_gemm_rows.txt"
+  grep -oE " (PASS|FAIL|NOT_CHECKED|ERROR) " "$OUT/group_gemm_rows.txt" | sort | uniq -c | sed 's/^/group_gemm numerics (both sides of the A\/A):/'
+  "$BIN" report "$OUT/group_gemm.h5" --format json > "$OUT/group_gemm_report.json" 2>&1
+fi
+for side in cutile_rust tilegym; do
+  [[ -f "$OUT/tune_$side.txt" ]] && { echo "-- tune $side"; tail -25 "$OUT/tune_$side.txt"; }
+done
+echo "== TFLOP/s (M=N=K 4096/8192 fp16, LLM shapes) =="
+reports=()
+for f in "$OUT/report.json" "$OUT/group_gemm_report.json"; do [[ -s "$f" ]] && reports+=("$f"); done
+python3 scripts/gemm_tflops.py "${reports[@]}" $( [[ -s "$OUT/cublas.jsonl" ]] && echo --cublas "$OUT/cublas.jsonl" ) \
+  --json "$OUT/tflops.jsonl" 2>&1 | tee "$OUT/tflops.txt" | cut -c1-230
+cp "$OUT"/gemm_run.h5 "$OUT"/group_gemm.h5 "$OUT"/report.json "$OUT"/cublas.jsonl "$OUT"/cutile_rust-h200.json \
+  "$OUT"/tilegym-h200.json "$OUT"/tflops.txt "$FINAL"/ 2>/dev/null
+echo "total $(( $(date +%s) - START )) s"
