@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Exports the bundles of every front end for one suite into bundles/<frontend>/<operator>/.
+# Exports the bundles of every front end for one suite into bundles/<frontend>/<operator>/,
+# including the upstream TileGym kernels (OUT/tilegym, scripts/export_tilegym.sh; for the default
+# smoke suite its counterpart configs/tilegym-smoke.json).
 # CPU only: no GPU is made visible (CUDA_VISIBLE_DEVICES=""), libcuda is never loaded.
 # Idempotent: each operator's bundle is rebuilt in a temp folder and swapped in whole.
 #
@@ -21,7 +23,7 @@ export PYTHONPATH="$ROOT/kernels/export${PYTHONPATH:+:$PYTHONPATH}"
 
 # PORTBENCH_EXPORT_FRONTENDS="cutile_python triton ..." limits the export to those front ends
 # (default: every one, plus the fault bundles).
-FRONTENDS="${PORTBENCH_EXPORT_FRONTENDS:-cutile_python triton cuda_cpp cutile_rust faults}"
+FRONTENDS="${PORTBENCH_EXPORT_FRONTENDS:-cutile_python triton cuda_cpp cutile_rust tilegym faults}"
 wants() { [[ " $FRONTENDS " == *" $1 "* ]]; }
 
 for fe in cutile_python triton cuda_cpp; do
@@ -42,6 +44,13 @@ if wants cutile_rust && [[ -x kernels/cutile_rust/export.sh ]]; then
   kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust"
 fi
 # -----------------------------------------------------------------------------------------------
+
+# ---- tilegym (NVIDIA's upstream TileGym kernels, the reference front end) ---------------------
+if wants tilegym; then
+  TG_SUITE="$SUITE"
+  [[ "$SUITE" == configs/smoke.json ]] && TG_SUITE=configs/tilegym-smoke.json
+  bash scripts/export_tilegym.sh "$TG_SUITE" "$OUT/tilegym"
+fi
 
 echo "[export] done: $OUT"
 if wants faults && [[ -x kernels/faults/export.sh ]]; then kernels/faults/export.sh configs/faults.json "$OUT"; fi   # fault bundles (docs/faults.md)

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # One command that sets up a fresh machine for portbench: Debian packages, the export virtual
 # environment (.venv), the CUDA 13.0 header/library tree for the harness (.deps/cuda-13.0), the
-# CUDA >= 13.2 header tree cuTile Rust builds against, and the Rust exporter's crates.
+# CUDA >= 13.2 header tree cuTile Rust builds against, the pinned upstream TileGym package (the
+# tilegym front end's kernels, installed without its torch/transformers dependencies), and the
+# Rust exporter's crates.
 # Idempotent: each step is skipped when its stamp matches the pinned inputs.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +19,8 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git libeigen3-dev libhdf5-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-  libclang-dev clang)
+  libclang-dev clang
+  chromium)   # headless browser for the HTML report's layout test (tests/python/test_report_browser.py)
 
 apt_step() {
   local missing=()
@@ -50,6 +53,20 @@ cuda13_step() {
   stamp_set cuda-13.0 "$key"
 }
 
+# NVIDIA's TileGym kernels, imported (never copied) by kernels/export/portbench_export/tilegym.
+# --no-deps: its requirements pull torch, transformers and CUDA wheels that exporting does not use
+# (the exporter runs tilegym's host wrappers under stand-ins).
+TILEGYM_PIN="tilegym==1.5.1"
+
+tilegym_step() {
+  local have
+  have="$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("tilegym"))' 2>/dev/null || true)"
+  if [[ "$have" == "${TILEGYM_PIN#*==}" ]] && stamp_ok tilegym "$TILEGYM_PIN"; then log "tilegym: up to date"; return; fi
+  log "tilegym: installing $TILEGYM_PIN (no dependencies)"
+  .venv/bin/python -m pip install -q --no-deps "$TILEGYM_PIN"
+  stamp_set tilegym "$TILEGYM_PIN"
+}
+
 rust_step() {
   [[ -f kernels/cutile_rust/Cargo.toml ]] || return 0
   local script=kernels/cutile_rust/setup.sh
@@ -59,5 +76,6 @@ rust_step() {
 apt_step
 venv_step
 cuda13_step
+tilegym_step
 rust_step
 log "done"

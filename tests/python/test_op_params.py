@@ -125,10 +125,10 @@ def test_layer_norm_tuning_knobs_reach_the_kernels(tmp_path, run_export):
 
 def test_swiglu_tiles_spread_small_problems_over_the_sms():
     from portbench_export.cutile_python import swiglu_tiles
-    assert swiglu_tiles(8, 1, 4096) == (1, 256)        # tilegym's: 128 tile blocks, as the Rust port
-    assert swiglu_tiles(2, 16, 4096) == (1, 512)       # smoke: 256 blocks
-    assert swiglu_tiles(1, 1, 64) == (1, 64)           # smaller than a 256 tile: one block
-    assert swiglu_tiles(64, 1024, 14336) == (2, 4096)  # large: untouched
+    assert swiglu_tiles(8, 1, 4096, sms=132) == (1, 256)        # tilegym's: 128 tile blocks, as the Rust port
+    assert swiglu_tiles(2, 16, 4096, sms=132) == (1, 512)       # smoke: 256 blocks
+    assert swiglu_tiles(1, 1, 64, sms=132) == (1, 64)           # smaller than a 256 tile: one block
+    assert swiglu_tiles(64, 1024, 14336, sms=132) == (2, 4096)  # large: untouched
 
 
 def test_cuda_cpp_layer_norm_covers_the_row_with_the_fewest_packs_per_thread(tmp_path, run_export):

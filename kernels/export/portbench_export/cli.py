@@ -2,12 +2,17 @@
 """The command line every front end shares:
 
     python -m portbench_export.<frontend> --suite configs/smoke.json --out bundles/<frontend>
+                                          [--target configs/targets/h200.json] [--tuning RECORD]
 
 Exports every configuration of the suite whose operator the front end has kernels for into
-<out>/<operator>/ (manifest.json, cubins, IR text). Operators without kernels, and configurations
-a kernel does not cover (e.g. an unsupported dtype), are skipped with a message. A malformed suite
-or a compile failure is one line on stderr naming the operator/configuration, and exit status 2
-(suite/usage) or 1 (export).
+<out>/<operator>/ (manifest.json, cubins, IR text), for the target GPU described by --target
+(default $PORTBENCH_TARGET, else configs/targets/h200.json). Operators without kernels, and
+configurations a kernel does not cover (e.g. an unsupported dtype), are skipped with a message
+(`skip: ...`), and each operator ends with one countable line
+`summary: <frontend>/<op>: exported E of T (skipped: <reason> x <count>, ...)`. --tuning (front
+ends that read tuning records) picks each configuration's variant from a record of
+`portbench tune`. A malformed suite or a compile failure is one line on stderr naming the
+operator/configuration, and exit status 2 (suite/usage) or 1 (export).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import importlib.util
 import os
 import sys
 import traceback
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +32,7 @@ from . import ExportError
 from .cubin import inspect_cubin, layout_mismatch
 from .manifest import Bundle
 from .suite import Config, SuiteError, load_suite
+from .target import Target, load_target
 from .tools import REPO_ROOT, kernels_dir
 
 EXIT_EXPORT, EXIT_SUITE = 1, 2
@@ -41,6 +48,15 @@ class Frontend:
     # operator -> function(config, bundle) that compiles what it needs and adds the config
     operators: dict[str, Callable[[Config, Bundle], None]]
     toolchain: Callable[[], dict[str, str]]
+    # reads a tuning record (--tuning FILE): start(options) prepares it before the first config
+    takes_tuning: bool = False
+    start: Callable[["ExportOptions"], None] | None = None
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    target: Target
+    tuning: Path | None = None
 
 
 def load_kernel_module(frontend: str, name: str) -> ModuleType:
@@ -78,40 +94,55 @@ def one_line(e: BaseException) -> str:
 
 
 def _check_bundle(fe: Frontend, bundle: Bundle) -> None:
-    """Generic self-check: every launch's entry exists in its cubin and its parameter list packs
-    to exactly the cubin's own KPARAM_INFO table; every cubin has the bundle's arch."""
+    """Generic self-check: every launch's entry (of the chosen plan and of every variant) exists
+    in its cubin and its parameter list packs to exactly the cubin's own KPARAM_INFO table, its
+    cluster is the cubin's CTAs per cluster; every cubin has the bundle's arch."""
     infos = {f: inspect_cubin(data) for f, data in bundle.cubins.items()}
     archs = {i.arch for i in infos.values()}
     if len(archs) != 1:
         raise ExportError(f"{fe.name}/{bundle.operator}: cubins of several archs {sorted(archs)}")
     bundle.arch = archs.pop()
     for cfg in bundle.configs:
-        for l in cfg["launches"]:
-            bad = layout_mismatch(infos[l["cubin"]], l["entry"], l["params"])
-            if bad:
-                raise ExportError(f"{fe.name}/{bundle.operator} {cfg['params']}: {bad}")
+        plans = [("", cfg)] + [(f" variant {v['name']}", v) for v in cfg.get("variants", [])]
+        for label, plan in plans:
+            for l in plan["launches"]:
+                bad = layout_mismatch(infos[l["cubin"]], l["entry"], l["params"], l.get("cluster"))
+                if bad:
+                    raise ExportError(f"{fe.name}/{bundle.operator} {cfg['params']}{label}: {bad}")
 
 
-def export_suite(fe: Frontend, suite_path: str | Path, out: str | Path) -> int:
+def summary_line(fe: str, op: str, exported: int, total: int, skipped: Counter) -> str:
+    reasons = ", ".join(f"{r} x {n}" for r, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"summary: {fe}/{op}: exported {exported} of {total}" + (f" (skipped: {reasons})" if reasons else "")
+
+
+def export_suite(fe: Frontend, suite_path: str | Path, out: str | Path,
+                 options: ExportOptions | None = None) -> int:
     suite = load_suite(suite_path)
+    options = options or ExportOptions(load_target())
     out = Path(out)
     by_op: dict[str, list[Config]] = {}
     for c in suite.configs:
         by_op.setdefault(c.op, []).append(c)
     toolchain = None
+    if fe.start is not None:
+        fe.start(options)
     for op, configs in by_op.items():
         handler = fe.operators.get(op)
         if handler is None:
             print(f"skip: {fe.name}: operator '{op}' ({len(configs)} configs): no {fe.name} kernels")
+            print(summary_line(fe.name, op, 0, len(configs), Counter({f"no {fe.name} kernels": len(configs)})))
             continue
         if toolchain is None:
             toolchain = fe.toolchain()
-        bundle = Bundle(fe.name, op, arch="", toolchain=toolchain)
+        bundle = Bundle(fe.name, op, arch="", toolchain=toolchain, target=options.target)
+        skipped: Counter = Counter()
         for c in configs:
             try:
                 handler(c, bundle)
             except Unsupported as e:
                 print(f"skip: {fe.name}: {c.id()}: {e}")
+                skipped[str(e)] += 1
             except SuiteError:
                 raise
             except Exception as e:
@@ -121,11 +152,13 @@ def export_suite(fe: Frontend, suite_path: str | Path, out: str | Path) -> int:
                 raise ExportError(f"{fe.name}: {c.id()}: {one_line(e)}") from e
         if not bundle.configs:
             print(f"skip: {fe.name}: operator '{op}': no supported configurations")
+            print(summary_line(fe.name, op, 0, len(configs), skipped))
             continue
         _check_bundle(fe, bundle)
         path = bundle.write(out)
         print(f"exported {fe.name}/{op}: {len(bundle.configs)} configs, {len(bundle.cubins)} cubins "
               f"-> {path}")
+        print(summary_line(fe.name, op, len(bundle.configs), len(configs), skipped))
     return 0
 
 
@@ -136,10 +169,18 @@ def main(fe: Frontend, argv: list[str] | None = None) -> int:
                     help="suite JSON (default configs/smoke.json)")
     ap.add_argument("--out", default=str(REPO_ROOT / "bundles" / fe.name),
                     help=f"output folder; bundles go to OUT/<operator>/ (default bundles/{fe.name})")
+    ap.add_argument("--target", default=None,
+                    help="target GPU description (default $PORTBENCH_TARGET, else configs/targets/h200.json)")
+    if fe.takes_tuning:
+        ap.add_argument("--tuning", default=None,
+                        help="tuning record of portbench tune (configs/tuning/<frontend>-<target>.json): "
+                             "the variant each configuration it lists gets")
     args = ap.parse_args(argv)
     verbose = os.environ.get("PORTBENCH_EXPORT_VERBOSE") == "1"
     try:
-        return export_suite(fe, args.suite, args.out)
+        options = ExportOptions(load_target(args.target),
+                                Path(args.tuning) if getattr(args, "tuning", None) else None)
+        return export_suite(fe, args.suite, args.out, options)
     except SuiteError as e:
         if verbose:
             traceback.print_exc()

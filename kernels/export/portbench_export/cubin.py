@@ -20,6 +20,8 @@ class EntryInfo:
     params: list[tuple[int, int, int]] = field(default_factory=list)  # (ordinal, offset, size)
     cbank_param_size: int | None = None
     kparam_attrs: set[str] = field(default_factory=set)   # EIATTR_KPARAM_INFO and/or _V2
+    cta_per_cluster: tuple[int, int, int] | None = None   # EIATTR_CTA_PER_CLUSTER (Tile IR num_ctas > 1)
+    blocks_are_clusters: bool = False                     # EIATTR_BLOCKS_ARE_CLUSTERS: grid counts clusters
 
 
 @dataclass
@@ -66,12 +68,19 @@ def parse_elf_dump(text: str) -> tuple[str, dict[str, EntryInfo]]:
             continue
         if s.startswith("Attribute:"):
             attr = s.split(":", 1)[1].strip()
+            if attr == "EIATTR_BLOCKS_ARE_CLUSTERS":
+                current.blocks_are_clusters = True
         elif s.startswith("Value:") and attr in KPARAM_ATTRS:
             current.kparam_attrs.add(attr)
             k = _KPARAM.search(s)
             if not k:
                 raise ExportError(f"cuobjdump -elf: unreadable KPARAM_INFO for {current.name}: {s}")
             current.params.append(tuple(int(x, 16) for x in k.groups()))
+        elif s.startswith("Value:") and attr == "EIATTR_CTA_PER_CLUSTER":
+            dims = [int(x, 16) for x in s.split(":", 1)[1].split()]
+            if len(dims) != 3:
+                raise ExportError(f"cuobjdump -elf: unreadable CTA_PER_CLUSTER for {current.name}: {s}")
+            current.cta_per_cluster = (dims[0], dims[1], dims[2])
         elif s.startswith("Value:") and attr == "EIATTR_CBANK_PARAM_SIZE":
             current.cbank_param_size = int(s.split(":", 1)[1].split()[0], 16)
     for e in entries.values():
@@ -109,8 +118,10 @@ def sass_summary(cubin: bytes | Path) -> tuple[set[str], list[str]]:
     return archs, funcs
 
 
-def layout_mismatch(info: CubinInfo, entry: str, params: list[dict]) -> str | None:
-    """Compares a manifest parameter list with the cubin's table; None when they agree."""
+def layout_mismatch(info: CubinInfo, entry: str, params: list[dict], cluster: list[int] | None = None) -> str | None:
+    """Compares a manifest parameter list (and, when given, its launch cluster) with the cubin's
+    own tables; None when they agree. A cubin compiled with CTAs per cluster (Tile IR num_ctas > 1)
+    must be launched with exactly that cluster, any other with [1, 1, 1]."""
     e = info.entries.get(entry)
     if e is None:
         return f"entry '{entry}' is not an entry symbol of the cubin (has {sorted(info.entries)})"
@@ -124,4 +135,9 @@ def layout_mismatch(info: CubinInfo, entry: str, params: list[dict]) -> str | No
     # bytes of parameters), so only "not smaller" is a real check.
     if e.cbank_param_size is not None and e.cbank_param_size < end:
         return f"entry '{entry}': manifest params end at {end} bytes, beyond cubin CBANK_PARAM_SIZE {e.cbank_param_size}"
+    if cluster is not None:
+        want_cluster = list(e.cta_per_cluster) if e.cta_per_cluster else [1, 1, 1]
+        if list(cluster) != want_cluster:
+            return (f"entry '{entry}': manifest cluster {list(cluster)} != cubin EIATTR_CTA_PER_CLUSTER "
+                    f"{want_cluster}")
     return None

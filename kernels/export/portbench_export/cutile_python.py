@@ -14,22 +14,16 @@ stride 1, no aliasing between arrays, non-negative strides.
 """
 from __future__ import annotations
 
-import io
 import os
-import re
-import subprocess
-import tempfile
-from functools import lru_cache
-from pathlib import Path
 
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")   # compiling needs no GPU; prove it
 
 from . import ExportError  # noqa: E402
 from .cli import Frontend, Unsupported, load_kernel_module, main  # noqa: E402
+from .cutile_common import compile_entry, toolchain  # noqa: E402
 from .manifest import Bundle, Launch, extent, literal, ptr, stride  # noqa: E402
 from . import opparams  # noqa: E402
 from .suite import Config  # noqa: E402
-from .tools import find_tool, python_version  # noqa: E402
 
 FRONTEND = "cutile_python"
 GPU_CODE = "sm_90"            # tileiras rejects arch-suffixed names; its ptxas emits sm_90a
@@ -100,32 +94,9 @@ def _array_params(tensor: str, ndim: int, itype: str) -> list[dict]:
             + [stride(tensor, d, itype) for d in range(ndim)])
 
 
-def _tileir_bytecode_version(bc: bytes) -> str:
-    if bc[:8] != b"\x7fTileIR\x00" or len(bc) < 10:
-        raise ExportError("exported Tile IR bytecode has no TileIR header")
-    return f"{bc[8]}.{bc[9]}"
-
-
 def _compile_entry(bundle: Bundle, kernel, sig) -> str:
     """Exports one signature as <symbol>.cubin plus <symbol>.tileir.txt; returns the cubin file."""
-    from cuda.tile.compilation import export_kernel
-    file = f"{sig.symbol}.cubin"
-    if file in bundle.cubins:
-        return file
-    cubin, bc = io.BytesIO(), io.BytesIO()
-    export_kernel(kernel, [sig], cubin, gpu_code=GPU_CODE, output_format="cubin")
-    export_kernel(kernel, [sig], bc, gpu_code=GPU_CODE, output_format="tileir_bytecode")
-    with tempfile.TemporaryDirectory() as tmp:
-        p = Path(tmp) / f"{sig.symbol}.tileirbc"
-        p.write_bytes(bc.getvalue())
-        r = subprocess.run([str(find_tool("tileirdisasm")), str(p)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise ExportError(f"tileirdisasm {sig.symbol}: {r.stderr.strip() or r.returncode}")
-    if f"entry @{sig.symbol}(" not in r.stdout:
-        raise ExportError(f"tileirdisasm {sig.symbol}: entry not found in the Tile IR text")
-    bundle.add_cubin(file, cubin.getvalue(), {f"{sig.symbol}.tileir.txt": r.stdout})
-    bundle.toolchain["tileir-bytecode"] = _tileir_bytecode_version(bc.getvalue())
-    return file
+    return compile_entry(bundle, kernel, sig, GPU_CODE)
 
 
 def _kernel(module: str, name: str, occupancy: int, warps: int | None = None):
@@ -177,7 +148,7 @@ def export_rms_norm(cfg: Config, bundle: Bundle) -> None:
     if opparams.real_or(cfg, "offset", 0.0) != 0.0:
         raise Unsupported("offset != 0 (Gemma-style w + offset) is not in the kernel")
     mode = opparams.text_or(cfg, "mode", "")   # upstream kernel choice; one kernel here
-    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n)
+    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n, bundle.target.sm_count)
     grid = -(-m // tile_m)
     if grid > MAX_GRID:
         raise Unsupported(f"m={m} needs {grid} tile blocks, over the cuTile grid limit {MAX_GRID}")
@@ -213,32 +184,31 @@ NORM_LOOP_TILE = 2048
 LAYER_NORM_LOOP_ROWS = 2
 ROW_TILE_ELEMS = 8192         # target elements per row tile (TILE_M x TILE_N)
 EW_TILE_ELEMS = 8192          # elementwise ops: target elements per tile
-TARGET_SMS = 132              # H100/H200: tile heuristics aim for at least a block per SM
 
 
-def row_tiles(m: int, n: int, max_single: int = ROW_MAX_SINGLE,
+def row_tiles(m: int, n: int, sms: int, max_single: int = ROW_MAX_SINGLE,
               loop_tile: int = ROW_LOOP_TILE) -> tuple[int, int, bool]:
     """(TILE_M, TILE_N, whole row in one tile) for row-wise operators, the choice the cuTile
     Rust port makes (kernels/cutile_rust/src/plan.rs `rms_norm_tiles`), so that reference and
     port differ in front end only: TILE_N the power of two >= n (at least 16; up to max_single,
     else ROW_LOOP_TILE and a loop over column tiles); TILE_M rows so that a tile holds at most
-    ROW_TILE_ELEMS elements, halved while there would be fewer tile blocks than SMs."""
+    ROW_TILE_ELEMS elements, halved while there would be fewer tile blocks than the target's `sms`."""
     tile_n = max(16, _pow2_at_least(n))
     single = tile_n <= max_single
     if not single:
         return 1, loop_tile, False
     tile_m = max(1, ROW_TILE_ELEMS // tile_n)
-    while tile_m > 1 and -(-m // tile_m) < TARGET_SMS:
+    while tile_m > 1 and -(-m // tile_m) < sms:
         tile_m //= 2
     return tile_m, tile_n, single
 
 
-def norm_tiles(cfg: Config, m: int, n: int) -> tuple[int, int, bool, int]:
+def norm_tiles(cfg: Config, m: int, n: int, sms: int) -> tuple[int, int, bool, int]:
     """(TILE_M, TILE_N, whole row in one tile, occupancy) of rms_norm and layer_norm, as the
     cuTile Rust port's `norm_tiles`: rows wider than NORM_MAX_SINGLE loop over NORM_LOOP_TILE
     chunks (a 16384-column f32 row tile spills registers); a suite's `tile` override asks for
     the looping kernel with that chunk, `block_rows` and `occupancy` replace those choices."""
-    tile_m, tile_n, single = row_tiles(m, n, NORM_MAX_SINGLE, NORM_LOOP_TILE)
+    tile_m, tile_n, single = row_tiles(m, n, sms, NORM_MAX_SINGLE, NORM_LOOP_TILE)
     if "tile" in cfg.tuning:
         tile_m, tile_n, single = 1, cfg.tuning["tile"], False
     if cfg.tuning.get("single"):
@@ -273,7 +243,7 @@ def export_softmax(cfg: Config, bundle: Bundle) -> None:
     m, n = cfg.integer("m"), cfg.integer("n")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     variant = opparams.text_or(cfg, "variant", "")   # upstream kernel choice; same math
-    tile_m, tile_n, single = row_tiles(m, n)
+    tile_m, tile_n, single = row_tiles(m, n, bundle.target.sm_count)
     tile_m = cfg.tune("block_rows", tile_m)
     occupancy = cfg.tune("occupancy", row_occupancy(tile_m, tile_n, single))
     grid = -(-m // tile_m)
@@ -298,7 +268,7 @@ def export_layer_norm_legacy(cfg: Config, bundle: Bundle) -> None:
     m, n = cfg.integer("m"), cfg.integer("n")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
     persistent, eps, shift = opparams.layer_norm(cfg)
-    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n)
+    tile_m, tile_n, single, occupancy = norm_tiles(cfg, m, n, bundle.target.sm_count)
     if not single and "block_rows" not in cfg.tuning and m % LAYER_NORM_LOOP_ROWS == 0:
         tile_m = LAYER_NORM_LOOP_ROWS
     grid = -(-m // tile_m)
@@ -355,7 +325,7 @@ def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
     # Half-tiles of 4096 elements, fewer rows while there would be under 4 blocks per SM (the
     # cuTile Rust port's choice, plan.rs `silu_and_mul_tiles`).
     tile_s = max(1, min(_pow2_at_least(s), 4096 // tile_h))
-    while tile_s > 1 and (h // tile_h) * -(-s // tile_s) * b < 4 * TARGET_SMS:
+    while tile_s > 1 and (h // tile_h) * -(-s // tile_s) * b < 4 * bundle.target.sm_count:
         tile_s //= 2
     tile_s = cfg.tune("block_rows", tile_s)
     occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
@@ -375,13 +345,13 @@ def export_silu_and_mul(cfg: Config, bundle: Bundle) -> None:
                               **_assumptions(index_i64)})
 
 
-def swiglu_tiles(b: int, s: int, h: int) -> tuple[int, int]:
+def swiglu_tiles(b: int, s: int, h: int, sms: int) -> tuple[int, int]:
     """(TILE_S, TILE_H) of swiglu: `_ew_tiles` with H tiles up to 4096, then halved (rows first,
-    H down to 256) while there would be fewer tile blocks than SMs: small problems are
+    H down to 256) while there would be fewer tile blocks than the target's `sms`: small problems are
     latency-bound, so spreading them over the SMs is what counts. The cuTile Rust port's
     `swiglu_tile` makes the same choice on the flat tensor."""
     tile_s, tile_h = _ew_tiles(s, h, 4096)
-    while b * -(-s // tile_s) * -(-h // tile_h) < TARGET_SMS:
+    while b * -(-s // tile_s) * -(-h // tile_h) < sms:
         if tile_s > 1:
             tile_s //= 2
         elif tile_h > 256:
@@ -394,7 +364,7 @@ def swiglu_tiles(b: int, s: int, h: int) -> tuple[int, int]:
 def export_swiglu(cfg: Config, bundle: Bundle) -> None:
     b, s, h = cfg.integer("batch"), cfg.integer("seq_len"), cfg.integer("hidden_size")
     dt, short, size = _dtype(cfg, ("float16", "bfloat16", "float32"))
-    tile_s, tile_h = swiglu_tiles(b, s, h)
+    tile_s, tile_h = swiglu_tiles(b, s, h, bundle.target.sm_count)
     tile_s = cfg.tune("block_rows", tile_s)
     occupancy = cfg.tune("occupancy", EW_OCCUPANCY)
     grid = (-(-h // tile_h), -(-s // tile_s), b)
@@ -482,23 +452,6 @@ def export_rope(cfg: Config, bundle: Bundle) -> None:
                       tuning={"tile_s": tile_s, "head_tile_q": tq, "head_tile_k": tk, "half": half,
                               "rope_dim": rd, "in_place": True, "occupancy": occupancy,
                               **_assumptions(index_i64)})
-
-
-@lru_cache(maxsize=None)
-def toolchain() -> dict[str, str]:
-    ct = _ct()
-    tc = {"cuda-tile": ct.__version__, "python": python_version()}
-    try:  # the tileiras cuTile itself runs (private helper; fall back to the venv's)
-        from cuda.tile._compile import _find_compiler_bin
-        tileiras = Path(_find_compiler_bin().path)
-    except Exception:
-        tileiras = find_tool("tileiras")
-    out = subprocess.run([str(tileiras), "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"\bV(\d+\.\d+\.\d+)", out)
-    if not m:
-        raise ExportError(f"{tileiras} --version: no version in output")
-    tc["tileiras"] = m.group(1)
-    return tc
 
 
 FRONTEND_DEF = Frontend(FRONTEND, {"vector_add": export_vector_add, "rms_norm": export_rms_norm,

@@ -21,8 +21,9 @@ POINTER_KINDS = ("ptr", "scratch", "null")
 
 # ---- parameter constructors -------------------------------------------------------------------
 
-def ptr(tensor: str) -> dict:
-    return {"kind": "ptr", "tensor": tensor}
+def ptr(tensor: str, offset: int = 0) -> dict:
+    """Device address of `tensor`'s view, `offset` elements in (omitted when 0)."""
+    return {"kind": "ptr", "tensor": tensor, **({"offset": offset} if offset else {})}
 
 
 def extent(tensor: str, dim: int, type: str = "i32") -> dict:
@@ -126,6 +127,8 @@ class Bundle:
     irs: dict[str, dict[str, str]] = field(default_factory=dict)  # cubin file -> {ir file: text}
     configs: list[dict] = field(default_factory=list)
     memo: dict[str, Any] = field(default_factory=dict)   # exporter's own per-bundle state, not written
+    target: Any = None              # target.Target the bundle was built for (manifest "target")
+    sources: list[dict] = field(default_factory=list)   # {"path", "sha256", "package"} of kernel sources
 
     def add_cubin(self, file: str, data: bytes, ir: dict[str, str] | None = None) -> str:
         check_relpath(file, "cubin")
@@ -137,23 +140,38 @@ class Bundle:
             check_relpath(name, "ir")
         return file
 
-    def add_config(self, params: dict[str, Any], launches: list[Launch],
-                   tuning: dict[str, Any] | None = None, scratch: list[dict] | None = None) -> None:
-        self.configs.append({"params": dict(params), "tuning": dict(tuning or {}),
-                             "scratch": list(scratch or []),
-                             "launches": [l.to_json() for l in launches]})
+    def add_config(self, params: dict[str, Any], launches: list[Launch | dict],
+                   tuning: dict[str, Any] | None = None, scratch: list[dict] | None = None,
+                   variants: list[dict] | None = None) -> None:
+        """One configuration's chosen plan; `variants` are the alternative plans an autotuner would
+        try ({"name", "tuning", "scratch", "launches"}), written only when given."""
+        cfg = {"params": dict(params), "tuning": dict(tuning or {}), "scratch": list(scratch or []),
+               "launches": [l if isinstance(l, dict) else l.to_json() for l in launches]}
+        if variants is not None:
+            cfg["variants"] = list(variants)
+        self.configs.append(cfg)
+
+    def add_sources(self, sources: list[dict]) -> None:
+        for s in sources:
+            if s not in self.sources:
+                self.sources.append(dict(s))
 
     def manifest(self) -> dict:
-        return {
+        doc = {
             "schema": SCHEMA,
             "frontend": self.frontend,
             "operator": self.operator,
             "arch": self.arch,
             "toolchain": dict(self.toolchain),
-            "cubins": [{"file": f, "sha256": sha256_bytes(d), "ir": sorted(self.irs[f])}
-                       for f, d in sorted(self.cubins.items())],
-            "configs": self.configs,
         }
+        if self.target is not None:
+            doc["target"] = self.target.manifest_entry()
+        if self.sources:
+            doc["sources"] = sorted(self.sources, key=lambda s: s["path"])
+        doc["cubins"] = [{"file": f, "sha256": sha256_bytes(d), "ir": sorted(self.irs[f])}
+                         for f, d in sorted(self.cubins.items())]
+        doc["configs"] = self.configs
+        return doc
 
     def write(self, out_root: Path) -> Path:
         """Writes <out_root>/<operator>/ atomically: a fresh temp folder renamed over the old one."""

@@ -17,8 +17,14 @@ from .manifest import INDEX_TYPES, TYPE_BYTES, check_relpath, inside, sha256_fil
 
 ARCHES = ("sm_90", "sm_90a")
 TOP = {"schema", "frontend", "operator", "arch", "toolchain", "cubins", "configs"}
+TOP_OPTIONAL = {"target", "sources"}
+TARGET = {"name", "arch", "sm_count"}
+SOURCE = {"path", "sha256", "package"}
 CUBIN = {"file", "sha256", "ir"}
 CONFIG = {"params", "tuning", "scratch", "launches"}
+CONFIG_OPTIONAL = {"variants"}
+VARIANT = {"name", "tuning", "scratch", "launches"}
+SCRATCH_INIT = ("zero", "none")
 LAUNCH = {"cubin", "entry", "grid", "block", "shared_bytes", "cluster", "params"}
 PARAM_FIELDS = {
     "ptr": {"kind", "tensor"},
@@ -47,13 +53,13 @@ class _V:
     def err(self, where: str, msg: str):
         self.errors.append(f"{where}: {msg}")
 
-    def fields(self, where: str, obj: Any, required: set[str]) -> bool:
+    def fields(self, where: str, obj: Any, required: set[str], optional: set[str] = frozenset()) -> bool:
         if not isinstance(obj, dict):
             self.err(where, "must be an object")
             return False
         for k in sorted(required - obj.keys()):
             self.err(where, f"missing field '{k}'")
-        for k in sorted(obj.keys() - required):
+        for k in sorted(obj.keys() - required - optional):
             self.err(where, f"unknown field '{k}'")
         return required <= obj.keys()
 
@@ -67,8 +73,10 @@ def _check_param(v: _V, where: str, p: Any, scratch_names: set[str]):
         v.err(where, f"'kind' must be one of {sorted(PARAM_FIELDS)}")
         return
     kind = p["kind"]
-    if not v.fields(where, p, PARAM_FIELDS[kind]):
+    if not v.fields(where, p, PARAM_FIELDS[kind], {"offset"} if kind == "ptr" else set()):
         return
+    if kind == "ptr" and "offset" in p and not (_is_int(p["offset"]) and p["offset"] >= 0):
+        v.err(where, "'offset' must be an integer >= 0 (elements)")
     if kind in ("ptr", "extent", "stride") and not _ident(p["tensor"]):
         v.err(where, "'tensor' must be a tensor name")
     if kind in ("extent", "stride"):
@@ -92,8 +100,22 @@ def _check_param(v: _V, where: str, p: Any, scratch_names: set[str]):
 
 def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[str]:
     v = _V()
-    if not v.fields("manifest", doc, TOP):
+    if not v.fields("manifest", doc, TOP, TOP_OPTIONAL):
         return v.errors
+    if "target" in doc and v.fields("target", doc["target"], TARGET):
+        t = doc["target"]
+        if not (_ident(t["name"]) and isinstance(t["arch"], str) and _is_int(t["sm_count"]) and t["sm_count"] > 0):
+            v.err("target", "'name' must be a name, 'arch' a string, 'sm_count' an integer > 0")
+    if "sources" in doc:
+        if not isinstance(doc["sources"], list):
+            v.err("sources", "must be an array")
+        else:
+            for i, src in enumerate(doc["sources"]):
+                if v.fields(f"sources[{i}]", src, SOURCE):
+                    if not (isinstance(src["path"], str) and src["path"] and isinstance(src["package"], str)):
+                        v.err(f"sources[{i}]", "'path' and 'package' must be strings")
+                    if not _hex64(src["sha256"]):
+                        v.err(f"sources[{i}]", "'sha256' must be 64 lowercase hex digits")
     if doc["schema"] != SCHEMA:
         v.err("schema", f"must be {SCHEMA!r}, got {doc['schema']!r}")
     for k in ("frontend", "operator"):
@@ -121,8 +143,7 @@ def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[st
             if c["file"] in cubin_files:
                 v.err(w, f"file '{c['file']}' listed twice")
             cubin_files.add(c["file"])
-            if not (isinstance(c["sha256"], str) and len(c["sha256"]) == 64
-                    and all(ch in "0123456789abcdef" for ch in c["sha256"])):
+            if not _hex64(c["sha256"]):
                 v.err(w, "'sha256' must be 64 lowercase hex digits")
             if not isinstance(c["ir"], list):
                 v.err(w, "'ir' must be an array of file names")
@@ -140,46 +161,78 @@ def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[st
         return v.errors
     for i, cfg in enumerate(doc["configs"]):
         w = f"configs[{i}]"
-        if not v.fields(w, cfg, CONFIG):
+        if not v.fields(w, cfg, CONFIG, CONFIG_OPTIONAL):
             continue
         if not isinstance(cfg["params"], dict) or not cfg["params"]:
             v.err(f"{w}.params", "must be a non-empty object")
-        if not isinstance(cfg["tuning"], dict):
-            v.err(f"{w}.tuning", "must be an object")
-        names: set[str] = set()
-        if not isinstance(cfg["scratch"], list):
-            v.err(f"{w}.scratch", "must be an array")
-        else:
-            for j, s in enumerate(cfg["scratch"]):
-                ws = f"{w}.scratch[{j}]"
-                if v.fields(ws, s, {"name", "bytes"}):
-                    if not _ident(s["name"]) or s["name"] in names:
-                        v.err(ws, "'name' must be a unique name")
-                    if not (_is_int(s["bytes"]) and s["bytes"] > 0):
-                        v.err(ws, "'bytes' must be an integer > 0")
-                    names.add(s["name"])
-        if not isinstance(cfg["launches"], list) or not cfg["launches"]:
-            v.err(f"{w}.launches", "must be a non-empty array")
-            continue
-        for j, l in enumerate(cfg["launches"]):
-            wl = f"{w}.launches[{j}]"
-            if not v.fields(wl, l, LAUNCH):
-                continue
-            if l["cubin"] not in cubin_files:
-                v.err(wl, f"cubin '{l['cubin']}' is not listed in 'cubins'")
-            if not _ident(l["entry"]):
-                v.err(wl, "'entry' must be a symbol name")
-            v.dim3(f"{wl}.grid", l["grid"])
-            v.dim3(f"{wl}.block", l["block"])
-            v.dim3(f"{wl}.cluster", l["cluster"])
-            if not (_is_int(l["shared_bytes"]) and l["shared_bytes"] >= 0):
-                v.err(f"{wl}.shared_bytes", "must be an integer >= 0")
-            if not isinstance(l["params"], list):
-                v.err(f"{wl}.params", "must be an array")
-                continue
-            for k, p in enumerate(l["params"]):
-                _check_param(v, f"{wl}.params[{k}]", p, names)
+        _check_plan(v, w, cfg, cubin_files)
+        if "variants" in cfg:
+            _check_variants(v, w, cfg, cubin_files)
     return v.errors
+
+
+def _hex64(x: Any) -> bool:
+    return isinstance(x, str) and len(x) == 64 and all(ch in "0123456789abcdef" for ch in x)
+
+
+def _check_plan(v: _V, w: str, plan: dict, cubin_files: set[str]) -> None:
+    """tuning, scratch and launches of a configuration or one of its variants."""
+    if not isinstance(plan["tuning"], dict):
+        v.err(f"{w}.tuning", "must be an object")
+    names: set[str] = set()
+    if not isinstance(plan["scratch"], list):
+        v.err(f"{w}.scratch", "must be an array")
+    else:
+        for j, s in enumerate(plan["scratch"]):
+            ws = f"{w}.scratch[{j}]"
+            if v.fields(ws, s, {"name", "bytes"}, {"init"}):
+                if not _ident(s["name"]) or s["name"] in names:
+                    v.err(ws, "'name' must be a unique name")
+                if not (_is_int(s["bytes"]) and s["bytes"] > 0):
+                    v.err(ws, "'bytes' must be an integer > 0")
+                if "init" in s and s["init"] not in SCRATCH_INIT:
+                    v.err(ws, f"'init' must be one of {list(SCRATCH_INIT)}")
+                names.add(s["name"])
+    if not isinstance(plan["launches"], list) or not plan["launches"]:
+        v.err(f"{w}.launches", "must be a non-empty array")
+        return
+    for j, l in enumerate(plan["launches"]):
+        wl = f"{w}.launches[{j}]"
+        if not v.fields(wl, l, LAUNCH):
+            continue
+        if l["cubin"] not in cubin_files:
+            v.err(wl, f"cubin '{l['cubin']}' is not listed in 'cubins'")
+        if not _ident(l["entry"]):
+            v.err(wl, "'entry' must be a symbol name")
+        v.dim3(f"{wl}.grid", l["grid"])
+        v.dim3(f"{wl}.block", l["block"])
+        v.dim3(f"{wl}.cluster", l["cluster"])
+        if not (_is_int(l["shared_bytes"]) and l["shared_bytes"] >= 0):
+            v.err(f"{wl}.shared_bytes", "must be an integer >= 0")
+        if not isinstance(l["params"], list):
+            v.err(f"{wl}.params", "must be an array")
+            continue
+        for k, p in enumerate(l["params"]):
+            _check_param(v, f"{wl}.params[{k}]", p, names)
+
+
+def _check_variants(v: _V, w: str, cfg: dict, cubin_files: set[str]) -> None:
+    variants = cfg["variants"]
+    if not isinstance(variants, list) or not variants:
+        v.err(f"{w}.variants", "must be a non-empty array")
+        return
+    seen: set[str] = set()
+    for j, var in enumerate(variants):
+        wv = f"{w}.variants[{j}]"
+        if not v.fields(wv, var, VARIANT):
+            continue
+        if not _ident(var["name"]) or var["name"] in seen:
+            v.err(wv, "'name' must be a unique name")
+        seen.add(var["name"])
+        _check_plan(v, wv, var, cubin_files)
+    chosen = cfg["tuning"].get("variant") if isinstance(cfg["tuning"], dict) else None
+    if chosen not in seen:
+        v.err(f"{w}.tuning", f"'variant' must name one of the variants, got {chosen!r}")
 
 
 def _check_files(v: _V, where: str, bundle_dir: Path, c: dict):

@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The tilegym exporter on the pinned tilegym==1.5.1: configs/tilegym-smoke.json (one small
+configuration per operator) and data/tilegym-extra.json (the two operators without upstream
+configurations) exported through the real command line with no GPU; every configuration either
+exported or skipped with its reason; manifests with target, sources (checked against the wheel's
+RECORD) and variants; bundles that `portbench inspect` accepts; a changed tilegym source refused;
+a tuning record honoured."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, manifests, suite_configs
+from portbench_export.cubin import inspect_cubin
+from portbench_export.schema import validate_bundle
+
+SMOKE = REPO / "configs" / "tilegym-smoke.json"
+EXTRA = Path(__file__).parent / "data" / "tilegym-extra.json"
+TARGET = json.loads((REPO / "configs" / "targets" / "h200.json").read_text())
+PORTBENCH = REPO / "build" / "ci-cpu" / "harness" / "cli" / "portbench"
+ALL_OPS = {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout", "matmul", "bmm",
+           "group_gemm", "splitk_reduce", "fmha", "flash_decode", "attention_sink", "attention_sink_decode",
+           "gemma_attention", "gemma_attention_decode", "mla", "mla_decoding", "mla_decoding_split_kv", "moe",
+           "moe_align_block", "recurrent_gated_delta_rule", "chunk_gated_delta_rule"}
+# What the pinned package's wrappers need that a launch plan cannot hold (docs/exporters.md).
+EXPECTED_SKIPS = {
+    "group_gemm": "list-of-arrays parameter 'As'",
+    "attention_sink": "Tensor.contiguous() copies a non-contiguous view",
+    "moe": "Tensor.fill_ with a nonzero value",
+    "moe_align_block": "Tensor.fill_ with a nonzero value",
+    "chunk_gated_delta_rule": "Tensor.contiguous() copies a non-contiguous view",
+}
+SUMMARY = re.compile(r"^summary: tilegym/(\w+): exported (\d+) of (\d+)(?: \(skipped: (.*)\))?$", re.M)
+
+
+def _export(env, suite: Path, out: Path, *extra: str, **extra_env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "portbench_export.tilegym", "--suite", str(suite), "--out", str(out),
+                           *extra], capture_output=True, text=True, env=dict(env, **extra_env), cwd=REPO, timeout=1500)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, export_env):
+    out = tmp_path_factory.mktemp("tilegym") / "tilegym"
+    r = _export(export_env, SMOKE, out)
+    assert r.returncode == 0, r.stderr
+    return r, out
+
+
+@pytest.fixture(scope="module")
+def extra(tmp_path_factory, export_env):
+    out = tmp_path_factory.mktemp("tilegym-extra") / "tilegym"
+    r = _export(export_env, EXTRA, out)
+    assert r.returncode == 0, r.stderr
+    return r, out
+
+
+def _suite_ops(path: Path) -> Counter:
+    return Counter(c["op"] for c in json.loads(path.read_text())["configs"])
+
+
+@pytest.mark.parametrize("which", ["smoke", "extra"])
+def test_every_configuration_is_exported_or_skipped_with_its_reason(which, smoke, extra):
+    (r, out), suite = (smoke, SMOKE) if which == "smoke" else (extra, EXTRA)
+    want = _suite_ops(suite)
+    sums = {m.group(1): m for m in SUMMARY.finditer(r.stdout)}
+    assert set(sums) == set(want), r.stdout
+    ms = manifests(out)
+    for op, total in want.items():
+        m = sums[op]
+        exported, of = int(m.group(2)), int(m.group(3))
+        assert of == total
+        skips = [l for l in r.stdout.splitlines() if l.startswith(f"skip: tilegym: {op}/")]
+        assert exported + len(skips) == total, f"{op}: a configuration disappeared"
+        assert exported == (len(ms[op]["configs"]) if op in ms else 0)
+        if exported:
+            assert [c["params"] for c in ms[op]["configs"]] == [
+                p for p in suite_configs(suite, op) if not any(_cid(op, p) in s for s in skips)]
+        if op in EXPECTED_SKIPS:
+            assert skips and all(EXPECTED_SKIPS[op] in s for s in skips), skips
+            assert EXPECTED_SKIPS[op] in (m.group(4) or "")
+    covered = set(_suite_ops(SMOKE)) | set(_suite_ops(EXTRA))
+    assert covered == ALL_OPS
+
+
+def _cid(op, params) -> str:
+    def fmt(v):
+        return "None" if v is None else ("true" if v is True else "false" if v is False else str(v))
+    return f"{op}/" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params))
+
+
+def test_the_seven_corpus_operators_and_the_gemm_and_attention_kernels_export(smoke):
+    r, out = smoke
+    got = set(manifests(out))
+    assert {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout", "matmul", "bmm",
+            "splitk_reduce", "fmha", "flash_decode", "gemma_attention", "gemma_attention_decode", "mla",
+            "mla_decoding", "mla_decoding_split_kv", "recurrent_gated_delta_rule"} <= got
+
+
+def _record_hashes() -> dict[str, str]:
+    dist = importlib.metadata.distribution("tilegym")
+    assert dist.version == "1.5.1"
+    out = {}
+    for f in dist.files:
+        if f.hash is not None and f.hash.mode == "sha256":
+            out[str(f)] = base64.urlsafe_b64decode(f.hash.value + "=" * (-len(f.hash.value) % 4)).hex()
+    return out
+
+
+def test_manifests_record_target_and_the_hashes_of_the_tilegym_sources(smoke, extra):
+    record = _record_hashes()
+    site = Path(importlib.metadata.distribution("tilegym").locate_file(""))
+    for run in (smoke, extra):
+        for op, m in manifests(run[1]).items():
+            assert m["frontend"] == "tilegym" and m["arch"] == "sm_90a"
+            assert m["target"] == {"name": TARGET["name"], "arch": TARGET["arch"], "sm_count": TARGET["sm_count"]}
+            assert m["toolchain"]["tilegym"] == "1.5.1"
+            paths = [s["path"] for s in m["sources"]]
+            assert paths == sorted(set(paths))
+            wrapper = m["configs"][0]["tuning"]["wrapper"]
+            assert wrapper.startswith("tilegym.ops.")
+            module_file = wrapper.rsplit(".", 1)[0].replace(".", "/") + ".py"
+            assert module_file in paths, (op, paths)
+            for s in m["sources"]:
+                assert s["package"] == "tilegym==1.5.1"
+                assert s["sha256"] == record[s["path"]]
+                assert hashlib.sha256((site / s["path"]).read_bytes()).hexdigest() == s["sha256"]
+
+
+def test_bundles_validate_and_portbench_inspect_accepts_them(smoke, extra):
+    for run in (smoke, extra):
+        for op in manifests(run[1]):
+            assert validate_bundle(run[1] / op) == [], op
+    if not PORTBENCH.is_file():
+        pytest.skip(f"{PORTBENCH} not built (cmake --preset ci-cpu && cmake --build --preset ci-cpu)")
+    for run in (smoke, extra):
+        for op in manifests(run[1]):
+            r = subprocess.run([str(PORTBENCH), "inspect", str(run[1] / op)], capture_output=True, text=True)
+            assert r.returncode == 0, f"{op}: {r.stderr}"
+            assert "check     OK:" in r.stdout
+
+
+def _config(out: Path, op: str) -> dict:
+    return manifests(out)[op]["configs"][0]
+
+
+def test_variants_are_tilegyms_candidates_and_the_default_is_its_untuned_choice(smoke):
+    _, out = smoke
+    # matmul (sm_90 takes the Blackwell list: 4 candidates) has no autotune-off path: first candidate.
+    mm = _config(out, "matmul")
+    assert [v["name"] for v in mm["variants"]] == [
+        "TILE_SIZE_M=128,TILE_SIZE_N=128,TILE_SIZE_K=32,num_ctas=1,occupancy=1",
+        "TILE_SIZE_M=256,TILE_SIZE_N=256,TILE_SIZE_K=64,num_ctas=2,occupancy=1",
+        "TILE_SIZE_M=256,TILE_SIZE_N=256,TILE_SIZE_K=64,num_ctas=4,occupancy=1",
+        "TILE_SIZE_M=512,TILE_SIZE_N=256,TILE_SIZE_K=64,num_ctas=2,occupancy=1"]
+    assert mm["tuning"]["variant"] == mm["variants"][0]["name"]
+    assert mm["tuning"]["tuning_source"].startswith("default: no tuning record; first candidate")
+    assert mm["launches"] == mm["variants"][0]["launches"]
+    # rope with TILEGYM_DISABLE_AUTOTUNE=1 falls back to occupancy 9, one of its 4 candidates.
+    rope = _config(out, "rope")
+    assert [v["name"] for v in rope["variants"]] == ["occupancy=1", "occupancy=7", "occupancy=9", "occupancy=12"]
+    assert rope["tuning"]["variant"] == "occupancy=9"
+    assert rope["tuning"]["kernels"][0]["hints"]["occupancy"] == 9
+    assert "TILEGYM_DISABLE_AUTOTUNE=1" in rope["tuning"]["tuning_source"]
+    # bmm's sm_90 list: 3 x 3 tiles x 2 occupancies, all with 2-CTA clusters.
+    bmm = _config(out, "bmm")
+    assert len(bmm["variants"]) == 18 and all(v["launches"][0]["cluster"] == [2, 1, 1] for v in bmm["variants"])
+    # rms_norm does not autotune: one plan, no variants.
+    rms = _config(out, "rms_norm")
+    assert "variants" not in rms and rms["tuning"]["variant"] == "default"
+    for op, m in manifests(out).items():
+        for c in m["configs"]:
+            names = [v["name"] for v in c.get("variants", [])]
+            assert len(names) == len(set(names))
+            if names:
+                chosen = next(v for v in c["variants"] if v["name"] == c["tuning"]["variant"])
+                assert chosen["launches"] == c["launches"] and chosen["scratch"] == c["scratch"]
+
+
+def test_clusters_match_the_cubins_and_grids_count_clusters(smoke):
+    _, out = smoke
+    mm = _config(out, "matmul")
+    seen = set()
+    for v in mm["variants"]:
+        l = v["launches"][0]
+        info = inspect_cubin((out / "matmul" / l["cubin"]).read_bytes()).entries[l["entry"]]
+        ctas = v["tuning"]["kernels"][0]["hints"]["num_ctas"]
+        assert l["cluster"] == [ctas, 1, 1]
+        assert (list(info.cta_per_cluster) if info.cta_per_cluster else [1, 1, 1]) == l["cluster"]
+        assert info.blocks_are_clusters == (ctas > 1)
+        seen.add(ctas)
+        # 64 x 64 output: one tile of any candidate, so one cluster (ct.launch's grid counts clusters)
+        assert l["grid"] == [1, 1, 1]
+    assert seen == {1, 2, 4}
+
+
+def _kinds(params):
+    return [p["kind"] for p in params]
+
+
+def test_launch_plans_bind_named_tensors_scratch_and_literals(smoke):
+    _, out = smoke
+    # rms_norm: x, y, w bound to the operator's tensors; tilegym's Rstd is a declared scratch buffer.
+    rms = _config(out, "rms_norm")
+    m = suite_configs(SMOKE, "rms_norm")[0]["m"]
+    assert rms["scratch"] == [{"name": "Rstd", "bytes": 4 * m}]
+    ps = rms["launches"][0]["params"]
+    assert [p.get("tensor") or p.get("name") for p in ps if p["kind"] in ("ptr", "scratch")] == ["x", "y", "w", "Rstd"]
+    assert rms["launches"][0]["grid"] == [TARGET["sm_count"], 1, 1]          # static persistent: min(SMs, tiles)
+    # flash_decode: the split-KV kernel, then splitk_reduce, through two scratch buffers.
+    fd = _config(out, "flash_decode")
+    assert [l["entry"].rsplit("_", 1)[0] for l in fd["launches"]] == ["attention_decode_kernel_grouped",
+                                                                       "splitk_reduce_kernel"]
+    names = [s["name"] for s in fd["scratch"]]
+    for l in fd["launches"]:
+        assert {p["name"] for p in l["params"] if p["kind"] == "scratch"} == set(names)
+    assert fd["launches"][1]["params"][-7]["tensor"] == "o"
+    # rope runs in place on the [B,H,S,D] views: every extent and stride binds to q/k/cos/sin.
+    rope = _config(out, "rope")
+    ps = rope["launches"][0]["params"]
+    assert "literal" not in _kinds(ps)
+    assert [p["tensor"] for p in ps if p["kind"] == "ptr"] == ["q", "k", "cos", "sin"]
+    # silu_and_mul runs on x.view(-1, 2H): the merged row extent is a literal, the rest bind.
+    silu = _config(out, "silu_and_mul")
+    c = suite_configs(SMOKE, "silu_and_mul")[0]
+    ps = silu["launches"][0]["params"]
+    assert ps[1] == {"kind": "literal", "type": "i32", "value": c["batch"] * c["seq_len"]}
+    assert ps[2] == {"kind": "extent", "tensor": "x", "dim": 2, "type": "i32"}
+    # mla_decoding returns (o, lse): both are the reference's outputs, no scratch.
+    mla = _config(out, "mla_decoding")
+    assert mla["scratch"] == [] and {"o", "lse"} <= {p.get("tensor") for p in mla["launches"][0]["params"]}
+
+
+def test_extra_operators_export_where_the_plan_can_express_them(extra):
+    r, out = extra
+    asd = _config(out, "attention_sink_decode")
+    assert {"name": "Start_q", "bytes": 4, "init": "zero"} in asd["scratch"]
+    assert len(asd["launches"]) == 2
+    assert "start_q != 0" in r.stdout
+
+
+def _copy_site(dst: Path) -> Path:
+    dist = importlib.metadata.distribution("tilegym")
+    site = Path(dist.locate_file(""))
+    shutil.copytree(site / "tilegym", dst / "tilegym", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(site / "tilegym-1.5.1.dist-info", dst / "tilegym-1.5.1.dist-info")
+    return dst
+
+
+def _one_config_suite(tmp_path: Path, op: str, suite: Path = SMOKE) -> Path:
+    cfg = next(c for c in json.loads(suite.read_text())["configs"] if c["op"] == op)
+    p = tmp_path / f"{op}.json"
+    p.write_text(json.dumps({"suite": op, "configs": [cfg]}))
+    return p
+
+
+def test_a_changed_tilegym_source_is_refused(tmp_path, export_env):
+    site = _copy_site(tmp_path / "site")
+    suite = _one_config_suite(tmp_path, "rms_norm")
+    ok = _export(export_env, suite, tmp_path / "ok", PORTBENCH_TILEGYM_SITE=str(site))
+    assert ok.returncode == 0, ok.stderr          # the unchanged copy loads
+    changed = site / "tilegym" / "ops" / "cutile" / "rms_norm.py"
+    changed.write_text(changed.read_text().replace("TILE_SIZE_M = 16", "TILE_SIZE_M = 32"))
+    r = _export(export_env, suite, tmp_path / "bad", PORTBENCH_TILEGYM_SITE=str(site))
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert str(changed) in lines[0] and "differs from tilegym==1.5.1's RECORD" in lines[0]
+    assert not (tmp_path / "bad" / "rms_norm").exists()
+
+
+def test_a_missing_tilegym_is_one_line(tmp_path, export_env):
+    r = _export(export_env, _one_config_suite(tmp_path, "rms_norm"), tmp_path / "o",
+                PORTBENCH_TILEGYM_SITE=str(tmp_path / "nowhere"))
+    assert r.returncode == 1 and "tilegym-1.5.1.dist-info/RECORD: not found" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def _record(tmp_path: Path, choices: list[dict], **over) -> Path:
+    doc = {"schema": "portbench.tuning-record/1", "frontend": "tilegym", "target": "h200",
+           "made_by": "test_tilegym_export.py (hand-made)", "gpu": "NVIDIA H200", "date": "2026-11-30",
+           "choices": choices, **over}
+    p = tmp_path / "tilegym-h200.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def test_the_tuning_record_picks_the_variant(tmp_path, export_env):
+    by_op = {c["op"]: c for c in json.loads(SMOKE.read_text())["configs"]}
+    cfgs = [by_op["matmul"], by_op["rope"]]
+    extra_rope = {"op": "rope", "params": dict(cfgs[1]["params"], seq_len=2)}     # not in the record
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"suite": "s", "configs": cfgs + [extra_rope]}))
+    mm_choice = "TILE_SIZE_M=256,TILE_SIZE_N=256,TILE_SIZE_K=64,num_ctas=4,occupancy=1"
+    rec = _record(tmp_path, [
+        {"op": "matmul", "params": cfgs[0]["params"], "variant": mm_choice, "speedup_over_default": 1.2, "candidates": 4},
+        {"op": "rope", "params": cfgs[1]["params"], "variant": "occupancy=1", "speedup_over_default": 1.1,
+         "candidates": 4}])
+    r = _export(export_env, suite, tmp_path / "out", "--tuning", str(rec))
+    assert r.returncode == 0, r.stderr
+    ms = manifests(tmp_path / "out")
+    for op, name in (("matmul", mm_choice), ("rope", "occupancy=1")):
+        c = ms[op]["configs"][0]
+        assert c["tuning"]["variant"] == name and c["tuning"]["tuning_source"] == f"record {rec}"
+        chosen = next(v for v in c["variants"] if v["name"] == name)
+        assert c["launches"] == chosen["launches"]
+    mm = ms["matmul"]["configs"][0]
+    assert mm["launches"][0]["cluster"] == [4, 1, 1]
+    other = ms["rope"]["configs"][1]
+    assert other["tuning"]["variant"] == "occupancy=9"
+    assert other["tuning"]["tuning_source"].startswith(f"default: not in tuning record {rec}")
+
+
+def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
+    suite = _one_config_suite(tmp_path, "rope")
+    params = json.loads(suite.read_text())["configs"][0]["params"]
+    unknown = _record(tmp_path, [{"op": "rope", "params": params, "variant": "occupancy=3"}])
+    r = _export(export_env, suite, tmp_path / "a", "--tuning", str(unknown))
+    assert r.returncode == 1 and str(unknown) in r.stderr and "'occupancy=3'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    other = _record(tmp_path, [], frontend="cutile_python")
+    r = _export(export_env, suite, tmp_path / "b", "--tuning", str(other))
+    assert r.returncode == 2 and "'frontend' is 'cutile_python'" in r.stderr

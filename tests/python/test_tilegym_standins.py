@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The tilegym exporter's pieces without compiling: the metadata-only torch (views as torch
+computes them, compute refused), the JIT specialisation rules, axis binding and the tuning
+record reader."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from portbench_export.cli import Unsupported
+from portbench_export.suite import Config, SuiteError
+from portbench_export.tilegym import fake_torch as ft
+from portbench_export.tilegym import jit
+from portbench_export.tilegym.operators import OPERATORS, TensorDecl
+from portbench_export.tilegym.plan import match_axes
+from portbench_export.tilegym.tuning import load_record
+
+F16, F32 = ft.DTYPES["float16"], ft.DTYPES["float32"]
+
+
+def tensor(shape, strides=None, dtype=F16, offset=0, name="x"):
+    st = ft.Storage(dtype, 10**9, name=name)
+    return ft.FakeTensor(st, offset, shape, strides or ft.contiguous_strides(shape))
+
+
+def test_views_follow_torch_stride_rules():
+    x = tensor((4, 6))
+    assert x.view(2, 2, 6).stride() == (12, 6, 1)
+    assert x.view(-1).shape == (24,)
+    t = x.transpose(0, 1)                       # (6, 4) with strides (1, 6)
+    assert t.stride() == (1, 6) and not t.is_contiguous()
+    assert t.view(6, 2, 2).stride() == (1, 12, 6)   # splitting the strided axis is a view
+    with pytest.raises(RuntimeError):
+        t.view(24)                                # merging it is not
+    with pytest.raises(Unsupported, match="reshape of a non-viewable tensor copies it"):
+        t.reshape(24)
+    assert x.unsqueeze(1).shape == (4, 1, 6) and x.unsqueeze(1).is_contiguous()
+    assert x.permute(1, 0).stride() == (1, 6)
+    s = x[1:3, 2:]
+    assert (s.storage_offset(), s.shape, s.stride()) == (8, (2, 4), (6, 1))
+    assert x[:, 0].stride() == (6,) and x[:, 0].storage_offset() == 0
+    assert tensor((2, 1, 8), (8, 3, 1)).is_contiguous()      # size-1 axes do not count
+
+
+def test_compute_through_torch_is_refused_with_the_op_named():
+    t = tensor((4, 6)).transpose(0, 1)
+    with pytest.raises(Unsupported, match=r"Tensor.contiguous\(\) copies a non-contiguous view"):
+        t.contiguous()
+    with pytest.raises(Unsupported, match="torch.ones fills memory"):
+        ft.ones(4)
+    with pytest.raises(Unsupported, match="torch.tensor uploads host data"):
+        ft.tensor([0])
+    with pytest.raises(Unsupported, match=r"Tensor.add\(\) runs a torch kernel"):
+        t.add(1)
+    with pytest.raises(Unsupported, match="tensor arithmetic"):
+        t + t
+    with pytest.raises(Unsupported, match=r"Tensor.to\(torch.float32\) converts torch.float16"):
+        t.to(F32)
+
+
+def test_allocations_are_numbered_and_zero_fill_is_recorded():
+    ft.ALLOCATOR[0] = ft.Allocator()
+    a = ft.empty(3, 5, dtype=F32)
+    z = ft.zeros((7,), dtype=F16)
+    b = ft.empty(2, dtype=F32)
+    assert [s.index for s in ft.ALLOCATOR[0].storages] == [0, 1, 2]
+    assert (a.storage.zeroed, z.storage.zeroed) == (False, True)
+    b.zero_()
+    assert b.storage.zeroed
+    with pytest.raises(Unsupported, match="fill_ with a nonzero value"):
+        ft.empty(2, dtype=F32).fill_(3)
+    p = ft.empty_like(tensor((2, 3, 4)).permute(2, 0, 1))     # dense, permuted: strides kept
+    assert p.stride() == (1, 12, 4)
+
+
+def test_jit_specialisation_of_arrays():
+    a = jit.array_spec(tensor((4096, 1000)), 32, 0)
+    assert a.base_aligned_16 and a.stride_one == (False, True)
+    assert a.stride_div16 == (True, False)      # 1000 fp16 = 2000 bytes: divisible by 16
+    assert a.shape_div16 == (True, False) and a.shape_one == (False, False) and a.disjoint
+    odd = jit.array_spec(tensor((8, 7)), 32, 3)
+    assert not odd.base_aligned_16 and odd.stride_div16 == (False, False)
+    one = jit.array_spec(tensor((1, 8, 4), (32, 4, 1)), 32, 0)
+    assert one.shape_one == (True, False, False)
+    bshd = jit.array_spec(tensor((2, 4, 3, 8), (96, 8, 32, 1)), 32, 0)   # [B,H,S,D] view of [B,S,H,D]
+    assert bshd.disjoint and bshd.stride_one == (False, False, False, True)
+    bcast = jit.array_spec(tensor((4, 8), (0, 1)), 32, 0)
+    assert not bcast.disjoint
+    c = jit.array_constraint(a)
+    assert c.base_addr_divisible_by == 16 and c.stride_constant == (None, 1)
+    assert c.shape_divisible_by == (16, 1) and c.stride_divisible_by == (8, 1)
+    assert jit.array_constraint(bcast).may_alias_internally
+    six = jit.array_spec(tensor((2, 2, 2, 2, 2, 16)), 32, 0)             # rank > 5: no per-axis facts
+    assert not any(six.stride_one) and not any(six.shape_div16)
+    with pytest.raises(Unsupported, match="exceeds the int32 index range"):
+        jit.array_spec(tensor((2**31, 2)), 32, 0)
+    assert jit.array_spec(tensor((2**31, 2)), 64, 0).index_bits == 64
+
+
+def test_view_axes_bind_to_the_tensor_axes_they_are():
+    d = TensorDecl("q", "float16", (2, 4, 1, 8), "in")            # dense [B,H,1,D]
+    view = tensor((2, 4, 8), (32, 8, 1))                            # q.view(B, H, D)
+    assert match_axes(view, d) == [0, 1, 3]
+    grouped = tensor((2, 2, 2, 8), (32, 16, 8, 1))                  # q.view(B, Hkv, G, D)
+    assert match_axes(grouped, d) == [0, None, None, 3]
+
+
+def test_operator_tensors_mirror_the_reference():
+    c = Config(0, "rope", {"bsz": 2, "seq_len": 3, "num_q_heads": 4, "num_kv_heads": 2, "head_dim": 8,
+                           "partial_rotary_factor": 0.5, "dtype": "float16"})
+    q, k, cos, sin = OPERATORS["rope"].tensors(c)
+    assert (q.shape, q.strides, q.role) == ((2, 4, 3, 8), (96, 8, 32, 1), "inout")
+    assert cos.shape == (2, 3, 4)
+    c = Config(0, "matmul", {"m": 8, "n": 16, "k": 32, "dtype": "fp16", "transpose_a": True, "offset_a": 5})
+    a, b, out = OPERATORS["matmul"].tensors(c)
+    assert (a.shape, a.offset, a.storage_elements, a.dtype) == ((32, 8), 5, 5 + 256, "float16")
+    c = Config(0, "layer_norm_legacy", {"m": 4, "n": 8, "dtype": "bfloat16", "variant": "persistent_layer_norm"})
+    assert [t.name for t in OPERATORS["layer_norm_legacy"].tensors(c)] == ["x", "w", "b", "y", "mean", "rstd"]
+    with pytest.raises(SuiteError, match="must be a floating type"):
+        OPERATORS["rms_norm"].tensors(Config(0, "rms_norm", {"m": 4, "n": 4, "dtype": "int32"}))
+    c = Config(0, "rope", {"bsz": 1, "seq_len": 1, "num_q_heads": 1, "num_kv_heads": 1, "head_dim": 12,
+                           "dtype": "float16"})
+    with pytest.raises(Unsupported, match="rope_dim/2 is not a power of two"):
+        OPERATORS["rope"].check(c)
+    assert len(OPERATORS) == 24
+
+
+def test_tuning_record_reader(tmp_path):
+    p = tmp_path / "r.json"
+    base = {"schema": "portbench.tuning-record/1", "frontend": "tilegym", "target": "h200", "choices": []}
+    p.write_text(json.dumps({**base, "choices": [{"op": "rope", "params": {"a": 1, "b": 2}, "variant": "occ=1"}]}))
+    rec = load_record(p, "tilegym", "h200")
+    assert rec.lookup("rope", {"b": 2, "a": 1}).variant == "occ=1"       # key order does not matter
+    assert rec.lookup("rope", {"a": 1}) is None
+    for bad, msg in [({**base, "schema": "x"}, "'schema' must be"), ({**base, "target": "b200"}, "'target' is 'b200'"),
+                     ({**base, "choices": [{"op": "rope", "params": {}}]}, "'variant' must be a variant name"),
+                     ({**base, "choices": [{"op": "r", "params": {}, "variant": "a"}] * 2}, "already chosen")]:
+        p.write_text(json.dumps(bad))
+        with pytest.raises(SuiteError, match=msg):
+            load_record(p, "tilegym", "h200")
