@@ -91,3 +91,17 @@ def test_an_aa_report_gives_the_port_time_only(tmp_path):
     (row,) = map(json.loads, out.read_text().splitlines())
     assert row["ref_ns"] is None and row["port_ns"] == 1.1e6 and row["why"] == "square"
     assert abs(row["port_tflops"] - tflops.flops("group_gemm", g.params) / 1.1e-3 / 1e12) < 1e-9
+
+
+def test_gemm_suite_is_the_matrix_products_then_the_llm_shapes(tmp_path):
+    out = tmp_path / "gemm.json"
+    r = subprocess.run([sys.executable, str(REPO / "scripts/gemm_suite.py"), str(out)], capture_output=True, text=True, check=True)
+    assert "155 configurations (matmul 75, bmm 24, group_gemm 48, splitk_reduce 8)" in r.stdout
+    got = [(c.op, c.params) for c in load_suite(out).configs]
+    ops = ("matmul", "bmm", "group_gemm", "splitk_reduce")
+    want = [(c.op, c.params) for c in load_suite(REPO / "configs/tilegym.json").configs if c.op in ops]
+    want += [(c.op, c.params) for c in load_suite(REPO / "configs/gemm_llm.json").configs]
+    assert got == want and len({json.dumps([op, p], sort_keys=True) for op, p in got}) == len(got)
+    # Every configuration of the tuning subset is one of the suite's (tune looks them up by params).
+    tune = [(c.op, c.params) for c in load_suite(REPO / "configs/gemm_tune.json").configs]
+    assert tune and all(t in got for t in tune)
