@@ -555,13 +555,18 @@ fn export_into(
         let mut bundle =
             OpBundle { dir: dir.clone(), op, tc, target, scratch, cubins: Vec::new(), built: BTreeMap::new(), compiled: BTreeMap::new() };
         let mut manifest_configs = Vec::new();
+        // The configurations this operator's kernels cannot express, with the reason: the
+        // manifest's `unsupported[]`, which `portbench run` prints in its unpaired list.
+        let mut unsupported = Vec::new();
         report.suite_configs.insert(op.to_string(), mine.len());
         for cfg in mine {
             let cands = match plan::candidates(op, &cfg.params, cfg.overrides, target) {
                 Ok(Some(c)) => c,
                 Ok(None) => unreachable!("{op} is in OPERATORS"),
                 Err(e) => {
-                    report.skipped.push((op.to_string(), cfg.params.clone(), format!("{e:#}")));
+                    let why = format!("{e:#}").replace('\n', " ");
+                    unsupported.push(json!({"params": cfg.params, "reason": why}));
+                    report.skipped.push((op.to_string(), cfg.params.clone(), why));
                     continue;
                 }
             };
@@ -581,7 +586,7 @@ fn export_into(
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
             continue;
         }
-        let manifest = json!({
+        let mut manifest = json!({
             "schema": SCHEMA,
             "frontend": FRONTEND,
             "operator": op,
@@ -591,6 +596,9 @@ fn export_into(
             "cubins": bundle.cubins,
             "configs": manifest_configs,
         });
+        if !unsupported.is_empty() {
+            manifest["unsupported"] = Value::Array(unsupported);
+        }
         let path = dir.join("manifest.json");
         std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n")?;
         report.manifests.insert(op.to_string(), path);

@@ -100,6 +100,16 @@ fn exports_matrix_products_with_reasons_for_the_rest() {
             .filter(|p| !o.stdout.contains(&format!("skip: cutile_rust: {}:", portbench_cutile_rust::export::config_id(op, p))))
             .collect();
         assert_eq!(exported, expected, "{op}");
+        // The same reasons in the manifest (`unsupported[]`), which `portbench run` prints for
+        // the unpaired configurations.
+        let in_manifest: Vec<String> = m["unsupported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| format!("skip: cutile_rust: {}: {}", portbench_cutile_rust::export::config_id(op, &u["params"]), u["reason"].as_str().unwrap()))
+            .collect();
+        let printed: Vec<String> = skips.iter().filter(|l| l.starts_with(&format!("skip: cutile_rust: {op}/"))).map(|l| l.to_string()).collect();
+        assert_eq!(in_manifest, printed, "{op}");
         for c in m["configs"].as_array().unwrap() {
             assert!(c.get("variants").is_none(), "--chosen-only wrote variants");
             let l = &c["launches"][0];
