@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/bundle/launcher.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -56,6 +57,26 @@ const tensor_binding& find_tensor(const tensor_bindings& tensors, const std::str
 packed_params::packed_params(std::vector<std::byte> storage, const std::vector<std::size_t>& offsets)
     : m_storage(std::move(storage)) {
   for (auto off : offsets) m_pointers.push_back(m_storage.data() + off);
+}
+
+std::vector<std::vector<std::string>> address_tables(const std::vector<launch_spec>& launches) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& l : launches) {
+    for (const auto& p : l.params) {
+      if (p.kind == param_kind::ptr_table && std::find(out.begin(), out.end(), p.tensors) == out.end()) {
+        out.push_back(p.tensors);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names, const tensor_bindings& tensors,
+                                           const std::string& where) {
+  std::vector<std::uint64_t> out;
+  out.reserve(names.size());
+  for (const auto& name : names) out.push_back(static_cast<std::uint64_t>(find_tensor(tensors, name, where).address));
+  return out;
 }
 
 packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, const scratch_bindings& scratch,

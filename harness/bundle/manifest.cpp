@@ -280,6 +280,13 @@ const config_plan* manifest::find(const reference::config& c) const noexcept {
   return nullptr;
 }
 
+const std::string* manifest::unsupported_reason(const reference::config& c) const noexcept {
+  for (const auto& u : unsupported) {
+    if (u.config.op == c.op && u.config.params == c.params) return &u.reason;
+  }
+  return nullptr;
+}
+
 manifest parse_manifest(const std::filesystem::path& file) {
   const std::string name = file.string();
   std::ifstream in(file);
@@ -357,6 +364,27 @@ manifest parse_manifest(const std::filesystem::path& file) {
       plan.variant = c.at("tuning").at("variant").text();
     }
     m.configs.push_back(std::move(plan));
+  }
+
+  if (root.has("unsupported")) {
+    // The exporter's reasons for the configurations it has no plan for; one with a plan too
+    // would contradict itself.
+    field us = root.at("unsupported");
+    for (std::size_t i = 0; i < us.array_size(); ++i) {
+      field u = us.at(i);
+      unsupported_config entry;
+      entry.config.op = m.op;
+      field params = u.at("params");
+      if (!params.raw().is_object()) params.fail("expected an object");
+      for (const auto& [key, value] : params.raw().items()) {
+        entry.config.params[key] = to_param_value(params.at(key));
+        (void)value;
+      }
+      entry.reason = u.at("reason").text();
+      if (entry.reason.empty()) u.at("reason").fail("must not be empty");
+      if (m.find(entry.config) != nullptr) params.fail("also has a plan in configs[]");
+      m.unsupported.push_back(std::move(entry));
+    }
   }
   return m;
 }

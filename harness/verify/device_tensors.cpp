@@ -39,24 +39,17 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
     m_scratch.emplace(name, std::move(buf));
   }
   // The address tables of ptr_table parameters: one device array per distinct tensor list, built
-  // once from the bindings above (the tensors never move). A name the operator lacks builds no
-  // table; packing the launch then names the parameter and the tensor.
+  // once from the bindings above (the tensors never move). A list naming a tensor the operator
+  // lacks builds no table; packing the launch then names the parameter and the tensor.
   for (const auto* plan : plans) {
-    for (const auto& l : plan->launches) {
-      for (const auto& p : l.params) {
-        if (p.kind != bundle::param_kind::ptr_table || m_scratch_bindings.tables.count(p.tensors)) continue;
-        std::vector<std::uint64_t> addresses;
-        for (const auto& name : p.tensors) {
-          auto it = m_bindings.find(name);
-          if (it == m_bindings.end()) break;
-          addresses.push_back(static_cast<std::uint64_t>(it->second.address));
-        }
-        if (addresses.size() != p.tensors.size()) continue;
-        cuda::device_buffer buf(ctx, addresses.size() * sizeof(std::uint64_t));
-        buf.upload(std::as_bytes(std::span<const std::uint64_t>(addresses)));
-        m_scratch_bindings.tables[p.tensors] = buf.address();
-        m_tables.push_back(std::move(buf));
-      }
+    for (const auto& names : bundle::address_tables(plan->launches)) {
+      const bool bound = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return m_bindings.count(n) > 0; });
+      if (!bound || m_scratch_bindings.tables.count(names)) continue;
+      const std::vector<std::uint64_t> addresses = bundle::table_addresses(names, m_bindings, "address table");
+      cuda::device_buffer buf(ctx, addresses.size() * sizeof(std::uint64_t));
+      buf.upload(std::as_bytes(std::span<const std::uint64_t>(addresses)));
+      m_scratch_bindings.tables[names] = buf.address();
+      m_tables.push_back(std::move(buf));
     }
   }
 }

@@ -30,6 +30,16 @@ struct scratch_bindings {
   std::map<std::vector<std::string>, CUdeviceptr> tables;   ///< by the tensors a table lists, in order
 };
 
+/// The distinct tensor lists of the `ptr_table` parameters of `launches`, in first-use order:
+/// the address tables a plan needs built.
+[[nodiscard]] std::vector<std::vector<std::string>> address_tables(const std::vector<launch_spec>& launches);
+
+/// The contents of the address table of `names`: each tensor's device address (the start of its
+/// view, as a `ptr` parameter without offset passes it), in order; throws bundle_error naming
+/// `where` and the tensor when one is not bound.
+[[nodiscard]] std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names,
+                                                         const tensor_bindings& tensors, const std::string& where);
+
 /// A launch's parameter buffer and the pointer array cuLaunchKernelEx takes.
 class packed_params {
  public:
