@@ -8,18 +8,20 @@
 #   run     tilegym -> cutile_rust, best of $RUNS, over the GEMM suite (scripts/gemm_suite.py:
 #           configs/tilegym.json's matrix products + configs/gemm_llm.json): numerics against fp64
 #           and proof on both sides of every paired configuration, the figures of record;
-#   check   portbench check of every port bundle (numerics against fp64 and proof of every
-#           exported configuration, group_gemm's too: tilegym's list-of-arrays group_gemm has no
-#           bundle, so it pairs with nothing), then an A/A run of the port's group_gemm on the
-#           square fp16 configurations of the TFLOP/s table (its time);
-#   tune    portbench tune of both front ends' variants on configs/gemm_tune.json (records
-#           cutile_rust-h200.json and tilegym-h200.json for the exporters' --tuning);
+#   check   portbench check of the port's group_gemm (numerics against fp64 and proof of its 48
+#           configurations: tilegym's list-of-arrays group_gemm has no bundle, so it pairs with
+#           nothing and the run does not check it), then an A/A run of it on the square fp16
+#           configurations of the TFLOP/s table (its time);
+#   tune    portbench tune of both front ends' variants on configs/gemm_tune.json (the port's
+#           from bundles-gemm/cutile_rust_tune; records cutile_rust-h200.json and
+#           tilegym-h200.json for the exporters' --tuning);
 #   cublas  scripts/cublas_bench.py over the GEMM suite (torch.matmul / torch.bmm, CUPTI, cold L2);
 # then the report, the TFLOP/s table (scripts/gemm_tflops.py) and logs.tgz in $OUT.
 #
 # Here (no GPU), once (scripts/gemm_bundles.sh does all of it):
 #   python3 scripts/gemm_suite.py build/gemm.json
-#   kernels/cutile_rust/export.sh build/gemm.json bundles-gemm/cutile_rust
+#   kernels/cutile_rust/export.sh build/gemm.json bundles-gemm/cutile_rust --chosen-only
+#   kernels/cutile_rust/export.sh configs/gemm_tune.json bundles-gemm/cutile_rust_tune
 #   bash scripts/export_tilegym.sh build/gemm.json bundles-gemm/tilegym
 #   tar -cJf bundles-gemm.tar.xz bundles-gemm
 # Then through the device tool, carrying bundles-gemm.tar.xz:  bash scripts/device_gemm.sh
@@ -29,8 +31,11 @@
 # PORTBENCH_GEMM_RUNS (default 4), PORTBENCH_GEMM_RUN_DEVICES (e.g. 0,1; default 0),
 # PORTBENCH_GEMM_TUNE_DEVICES and PORTBENCH_GEMM_AUX_DEVICE (check and cuBLAS; defaults: the run's
 # first device), PORTBENCH_GEMM_FILTER (a --filter regex for the run, default all). Steps on
-# disjoint devices run at the same time (a 4-GPU host: run 0,1, tune 2, aux 3); steps sharing a
-# device run one after another with shares of the budget.
+# disjoint devices run at the same time, steps sharing a device one after another with shares of
+# the budget. portbench run --dry-run estimates the run at ~1000 s on one device (95 paired
+# configurations x 4 runs; the 16384 and 32768 matmuls are three quarters of it), check ~83 s,
+# the A/A ~37 s: on an 8-GPU host run 0,1,2,3, tune 4, aux 5; on a 4-GPU host leave out the
+# 32768^3 matmuls (PORTBENCH_GEMM_FILTER='^(?!matmul/.*m=32768)', ~400 s of run) on run 0,1.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -71,16 +76,17 @@ fi
 [[ -x "$BIN" ]] || { echo "no $BIN: run with the build step"; exit 1; }
 python3 scripts/gemm_suite.py "$OUT/gemm.json" || exit 1
 
-# Device lanes: a lane is the steps that share devices; lanes run at the same time.
+# Device lanes: steps on disjoint devices run at the same time; steps sharing a device run one
+# after another with shares of the budget. The run is one lane when its devices are its own;
+# tune and aux (check, group_gemm A/A, cuBLAS) share a lane when they share a device.
 overlap() { local a b; for a in ${1//,/ }; do for b in ${2//,/ }; do [[ "$a" == "$b" ]] && return 0; done; done; return 1; }
-parallel=1
-overlap "$RUN_DEV" "$TUNE_DEV" && parallel=0
-overlap "$RUN_DEV" "$AUX_DEV" && parallel=0
-overlap "$TUNE_DEV" "$AUX_DEV" && parallel=0
 REMAIN=$(( $(left) - 25 ))   # room for the report, the table and the archive
-if (( parallel )); then T_RUN=$REMAIN T_TUNE=$REMAIN T_AUX=$REMAIN
-else T_RUN=$(( REMAIN * 50 / 100 )) T_TUNE=$(( REMAIN * 30 / 100 )) T_AUX=$(( REMAIN * 20 / 100 )); fi
-echo "budget: ${REMAIN} s left; lanes $([[ $parallel == 1 ]] && echo parallel || echo sequential): run ${T_RUN} s on $RUN_DEV, tune ${T_TUNE} s on $TUNE_DEV, check+cuBLAS ${T_AUX} s on $AUX_DEV"
+run_alone=1 side_alone=1
+{ overlap "$RUN_DEV" "$TUNE_DEV" || overlap "$RUN_DEV" "$AUX_DEV"; } && run_alone=0
+overlap "$TUNE_DEV" "$AUX_DEV" && side_alone=0
+if (( run_alone )); then T_RUN=$REMAIN SIDE=$REMAIN; else T_RUN=$(( REMAIN * 50 / 100 )) SIDE=$(( REMAIN * 50 / 100 )); fi
+if (( side_alone )); then T_TUNE=$SIDE T_AUX=$SIDE; else T_TUNE=$(( SIDE * 55 / 100 )) T_AUX=$(( SIDE * 45 / 100 )); fi
+echo "budget: ${REMAIN} s left: run ${T_RUN} s on $RUN_DEV$( (( run_alone )) || echo ' (then the rest)'), tune ${T_TUNE} s on $TUNE_DEV, check+cuBLAS ${T_AUX} s on $AUX_DEV$( (( side_alone )) && echo ' (side by side)' || echo ' (one after the other)')"
 
 lane_run() {
   has run || return 0
@@ -99,7 +105,10 @@ lane_tune() {
   share=$(( T_TUNE * 60 / 100 ))
   for side in cutile_rust tilegym; do
     dirs=()
-    for op in $OPS; do [[ -d "$G/$side/$op" ]] && dirs+=("$G/$side/$op"); done
+    # The port's variants are in a folder of their own (configs/gemm_tune.json's configurations).
+    local from="$G/$side"
+    [[ $side == cutile_rust ]] && from="$G/cutile_rust_tune"
+    for op in $OPS; do [[ -d "$from/$op" ]] && dirs+=("$from/$op"); done
     (( ${#dirs[@]} )) || continue
     timeout "$share" "$BIN" tune "${dirs[@]}" --suite configs/gemm_tune.json --runs 2 --time-cap 0.2 --timeout 120 \
       --devices "$TUNE_DEV" --target h200 --gpu "$GPU_NAME" --out "$OUT/$side-h200.json" > "$OUT/tune_$side.txt" 2>&1
@@ -111,9 +120,9 @@ lane_tune() {
 lane_aux() {
   local t0; t0=$(date +%s)
   if has check; then
-    # Every exported configuration of the port: numerics against fp64 and proof (group_gemm,
-    # which pairs with nothing, included).
-    timeout $(( T_AUX * 40 / 100 )) "$BIN" check "$G/cutile_rust" --device "${AUX_DEV%%,*}" --timeout 120 \
+    # The port's group_gemm pairs with nothing: its numerics against fp64 and proof here (the
+    # run checks both sides of every paired configuration; --dry-run: ~83 s).
+    timeout $(( T_AUX * 45 / 100 )) "$BIN" check "$G/cutile_rust/group_gemm" --device "${AUX_DEV%%,*}" --timeout 120 \
       > "$OUT/check.txt" 2>&1
     echo "check: exit $?, $(( $(date +%s) - t0 )) s" > "$OUT/aux.status"
     # The port's group_gemm time on the TFLOP/s table's configurations (M = N = K = 8192).
@@ -128,16 +137,19 @@ lane_aux() {
     echo "cublas: exit $?, $(( $(date +%s) - t0 )) s" >> "$OUT/aux.status"
   fi
 }
-if (( parallel )); then
-  lane_run & lane_tune & lane_aux & wait
+side_lanes() {
+  if (( side_alone )); then lane_tune & lane_aux & wait; else lane_tune; lane_aux; fi
+}
+if (( run_alone )); then
+  lane_run & side_lanes & wait
 else
-  lane_run; lane_tune; lane_aux
+  lane_run; side_lanes
 fi
 
 echo "== results =="
 cat "$OUT"/*.status 2>/dev/null
 if [[ -f "$OUT/check.txt" ]]; then
-  echo "-- check of the port bundles (verdicts per operator):"
+  echo "-- check of the port's group_gemm (operator, numerics, status: count):"
   awk 'NF > 4 && $1 == "cutile_rust" {n[$2 " " $4 " " $5]++} END {for (k in n) print "  " k, n[k]}' "$OUT/check.txt" | sort
   grep -E ' (FAIL|ERROR|CRASH|HANG|NOT_CHECKED) ' "$OUT/check.txt" | cut -c1-220 | head -10
 fi
