@@ -28,6 +28,7 @@ struct run_cli_options {
   sweep::record_options record;
   selection_options view;
   std::string out = "results/run.h5";
+  bool out_given = false;   ///< --out on the command line: a dry run writes its plan there
   bool aa = false;
 };
 
@@ -63,7 +64,15 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
   if (plan.items.empty()) {
     throw sweep::sweep_error(o.plan.suite_file, "", "no configuration is supported by both sides" + deselected_note(plan));
   }
-  const auto eta = sweep::estimate(plan, {o.exec.runs, o.exec.devices.size(), o.exec.timing});
+  const auto eta = estimate_and_shard(plan, o.view, {o.exec.runs, o.exec.devices.size(), o.exec.timing});
+  if (o.view.dry_run && o.out_given) {
+    // The plan as a results file (configurations declared, no runs, no device): what a sharded
+    // job writes to prove with `merge` that its slices cover the suite exactly once.
+    auto rec = sweep::results_recorder::open(o.out, o.record, plan, o.exec, {}, argv_line);
+    rec.finish({});
+    std::fprintf(o.view.format == table_format::text ? stdout : stderr, "plan written: %s (%zu configurations)\n",
+                 rec.path().string().c_str(), plan.items.size());
+  }
   if (o.view.list || o.view.dry_run) return print_plan(plan, eta, o.view, o.exec.runs, o.exec.devices.size());
 
   o.exec.worker_exe = sweep::default_worker_exe();
@@ -81,6 +90,10 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
   if (summary.not_recorded > 0) {
     notes.push_back("NOT RECORDED: " + std::to_string(summary.not_recorded) + " configuration runs could not be written, first: " +
                     summary.first_not_recorded);
+  }
+  if (summary.not_run_budget > 0) {
+    notes.push_back("budget: " + std::to_string(summary.not_run_budget) + " configuration runs not started after " +
+                    std::to_string(static_cast<int>(o.exec.budget_s)) + " s (--resume continues)");
   }
   if (summary.stray_lines > 0) {
     notes.push_back(std::to_string(summary.stray_lines) + " worker output lines were not protocol lines, first: " +
@@ -139,13 +152,15 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--suite", p.suite_file, std::string("Suite file (default ") + k_default_suite + ")");
   add_selection_options(cmd, p.select, o->view);
   cmd->add_option("--runs", e.runs, "Independent worker runs per configuration (best of N)")->check(CLI::PositiveNumber);
-  cmd->add_option("--out", o->out, "Results file (HDF5)");
+  cmd->add_option("--out", o->out, "Results file (HDF5); with --dry-run, the plan is written there (no runs)");
   cmd->add_flag("--resume", o->record.resume, "Append to an existing results file, skipping what it holds");
   cmd->add_flag("--overwrite", o->record.overwrite, "Replace an existing results file");
   cmd->add_option("--devices", e.devices, "CUDA device ordinals, one worker each")->delimiter(',');
   cmd->add_option("--seed", e.seed, "Base seed of the inputs");
   cmd->add_flag("--vary-inputs", e.vary_inputs, "Fresh inputs in every run, each verified (default: the same inputs, verified once)");
   cmd->add_option("--verified-cache", e.verified_dir, "Folder of verified outputs kept between sweeps (default: the sweep's own)");
+  cmd->add_option("--budget", e.budget_s, "Seconds after which no further configuration run starts (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", e.item_timeout_s, "Seconds one configuration may take before its worker is killed")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--min-samples", e.timing.min_samples, "Samples per side at least");
@@ -157,7 +172,10 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--throttle-fraction", e.timing.throttle_fraction,
                   "A sample below this fraction of the maximum SM clock is throttled and not counted (0: off)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([cmd, argv_line]() { *argv_line = command_line(cmd, "portbench run"); });
+  cmd->callback([cmd, argv_line, o]() {
+    *argv_line = command_line(cmd, "portbench run");
+    o->out_given = cmd->count("--out") > 0;
+  });
   return [o, argv_line]() { return run_command(*o, *argv_line); };
 }
 

@@ -57,6 +57,10 @@ int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
   std::filesystem::rename(tmp, out);
   std::printf("tuning record: %s (%zu configurations), wall %.1f s\n", o.out.c_str(), result.choices.size(),
               result.summary.wall_s);
+  if (result.summary.not_run_budget > 0) {
+    std::printf("budget: %d candidate runs not started after %g s (their configurations keep the measured best)\n",
+                result.summary.not_run_budget, o.tune.sweep.budget_s);
+  }
   return all_measured ? 0 : 1;
 }
 
@@ -74,6 +78,9 @@ command_action add_tune_command(CLI::App& app) {
   cmd->add_option("--gpu", o->gpu, "GPU name recorded in the record");
   cmd->add_option("--runs", t.sweep.runs, "Independent worker runs per candidate (best of N)")->check(CLI::PositiveNumber);
   cmd->add_option("--devices", t.sweep.devices, "CUDA device ordinals, one worker each")->delimiter(',');
+  cmd->add_option("--budget", t.sweep.budget_s,
+                  "Seconds after which no further candidate starts; the record keeps what was measured (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", t.sweep.item_timeout_s, "Seconds one candidate may take before its worker is killed");
   cmd->add_option("--time-cap", t.sweep.timing.time_cap_s, "Seconds of sampling per candidate and run at most");
   cmd->add_option("--max-samples", t.sweep.timing.max_samples, "Samples per side at most");
