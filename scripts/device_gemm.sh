@@ -5,7 +5,8 @@
 # (default 470 s, under the 8 minutes the issue allows):
 #   unpack  bundles-gemm.tar.xz when bundles-gemm/ is not there (the bundles travel packed);
 #   build   the harness's portbench target (preset gpu);
-#   run     tilegym -> cutile_rust, best of $RUNS, over the GEMM suite (scripts/gemm_suite.py:
+#   run     tilegym -> cutile_rust, best of $RUNS, over the GEMM suite (--budget: no run starts
+#           after its share; what did not start is NOT_RUN, and --resume on the file continues) (scripts/gemm_suite.py:
 #           configs/tilegym.json's matrix products + configs/gemm_llm.json): numerics against fp64
 #           and proof on both sides of every paired configuration, the figures of record;
 #   check   portbench check of the port's group_gemm (numerics against fp64 and proof of its 48
@@ -94,7 +95,7 @@ lane_run() {
   local filter=()
   [[ -n "${PORTBENCH_GEMM_FILTER:-}" ]] && filter=(--filter "$PORTBENCH_GEMM_FILTER")
   timeout "$T_RUN" "$BIN" run --ref "$G/tilegym" --port "$G/cutile_rust" --suite "$OUT/gemm.json" "${filter[@]}" \
-    --devices "$RUN_DEV" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
+    --devices "$RUN_DEV" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 --budget $(( T_RUN - 40 )) \
     --out "$OUT/gemm_run.h5" --overwrite > "$OUT/run.txt" 2>&1
   echo "run: exit $?, $(( $(date +%s) - t0 )) s" > "$OUT/run.status"
 }
@@ -110,7 +111,7 @@ lane_tune() {
     [[ $side == cutile_rust ]] && from="$G/cutile_rust_tune"
     for op in $OPS; do [[ -d "$from/$op" ]] && dirs+=("$from/$op"); done
     (( ${#dirs[@]} )) || continue
-    timeout "$share" "$BIN" tune "${dirs[@]}" --suite configs/gemm_tune.json --runs 2 --time-cap 0.2 --timeout 120 \
+    timeout "$share" "$BIN" tune "${dirs[@]}" --suite configs/gemm_tune.json --runs 2 --time-cap 0.2 --timeout 120 --budget $(( share - 30 )) \
       --devices "$TUNE_DEV" --target h200 --gpu "$GPU_NAME" --out "$OUT/$side-h200.json" > "$OUT/tune_$side.txt" 2>&1
     echo "tune $side: exit $?, $(( $(date +%s) - t0 )) s" >> "$OUT/tune.status"
     share=$(( T_TUNE - ($(date +%s) - t0) - 5 ))
