@@ -83,7 +83,8 @@ scalar_type parse_scalar(const field& f) {
 param_binding parse_param(const field& f) {
   static const std::map<std::string, param_kind> kinds = {
       {"ptr", param_kind::ptr},         {"extent", param_kind::extent}, {"stride", param_kind::stride},
-      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null}};
+      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null},
+      {"ptr_table", param_kind::ptr_table}};
   field kind = f.at("kind");
   auto it = kinds.find(kind.text());
   if (it == kinds.end()) kind.fail("unknown kind '" + kind.text() + "'");
@@ -120,6 +121,16 @@ param_binding parse_param(const field& f) {
       break;
     case param_kind::null:
       break;
+    case param_kind::ptr_table: {
+      // A device array of the named tensors' addresses, which the harness builds.
+      field names = f.at("tensors");
+      if (names.array_size() == 0) names.fail("lists no tensors");
+      for (std::size_t i = 0; i < names.array_size(); ++i) {
+        p.tensors.push_back(names.at(i).text());
+        if (p.tensors.back().empty()) names.at(i).fail("must name a tensor");
+      }
+      break;
+    }
   }
   return p;
 }
@@ -218,6 +229,7 @@ const char* to_string(param_kind k) noexcept {
     case param_kind::literal: return "literal";
     case param_kind::scratch: return "scratch";
     case param_kind::null: return "null";
+    case param_kind::ptr_table: return "ptr_table";
   }
   return "?";
 }
@@ -265,6 +277,13 @@ config_plan config_plan::with_variant(const std::string& name, const std::string
 const config_plan* manifest::find(const reference::config& c) const noexcept {
   for (const auto& plan : configs) {
     if (plan.config.op == c.op && plan.config.params == c.params) return &plan;
+  }
+  return nullptr;
+}
+
+const std::string* manifest::unsupported_reason(const reference::config& c) const noexcept {
+  for (const auto& u : unsupported) {
+    if (u.config.op == c.op && u.config.params == c.params) return &u.reason;
   }
   return nullptr;
 }
@@ -351,6 +370,27 @@ manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
       plan.variant = c.at("tuning").at("variant").text();
     }
     m.configs.push_back(std::move(plan));
+  }
+
+  if (root.has("unsupported")) {
+    // The exporter's reasons for the configurations it has no plan for; one with a plan too
+    // would contradict itself.
+    field us = root.at("unsupported");
+    for (std::size_t i = 0; i < us.array_size(); ++i) {
+      field u = us.at(i);
+      unsupported_config entry;
+      entry.config.op = m.op;
+      field params = u.at("params");
+      if (!params.raw().is_object()) params.fail("expected an object");
+      for (const auto& [key, value] : params.raw().items()) {
+        entry.config.params[key] = to_param_value(params.at(key));
+        (void)value;
+      }
+      entry.reason = u.at("reason").text();
+      if (entry.reason.empty()) u.at("reason").fail("must not be empty");
+      if (m.find(entry.config) != nullptr) params.fail("also has a plan in configs[]");
+      m.unsupported.push_back(std::move(entry));
+    }
   }
   return m;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every exported bundle's launches bind to its operator's tensors as the reference declares them
 // for that configuration: each tensor name, dimension, view offset and scratch buffer a launch
-// (of the chosen plan and of every variant) names exists and each value fits its type, and the
+// (of the chosen plan and of every variant) names exists (also in address tables) and each value fits its type, and the
 // plan passes every output tensor to some launch. Packing needs no GPU, so this runs on CI for
 // every front end, before a device ever sees the bundle.
 #include <gtest/gtest.h>
@@ -26,13 +26,19 @@ void check_plan(const std::string& where, const pb::tensor_bindings& tensors, co
                 const std::vector<pb::scratch_spec>& scratch, const std::vector<pb::launch_spec>& launches) {
   pb::scratch_bindings sb;
   CUdeviceptr next = 0x7f0000000000ULL;
-  for (const auto& s : scratch) sb[s.name] = (next += 0x100000);
+  for (const auto& s : scratch) sb.buffers[s.name] = (next += 0x100000);
+  // Address tables as the harness builds them: every tensor they list must exist.
+  for (const auto& names : pb::address_tables(launches)) {
+    EXPECT_NO_THROW((void)pb::table_addresses(names, tensors, where)) << where;
+    sb.tables[names] = (next += 0x100000);
+  }
   std::set<std::string> passed;
   for (std::size_t k = 0; k < launches.size(); ++k) {
     const std::string at = where + ".launches[" + std::to_string(k) + "]";
     EXPECT_NO_THROW((void)pb::pack_params(launches[k], tensors, sb, at)) << at;
     for (const auto& p : launches[k].params) {
       if (p.kind == pb::param_kind::ptr) passed.insert(p.tensor);
+      if (p.kind == pb::param_kind::ptr_table) passed.insert(p.tensors.begin(), p.tensors.end());
     }
   }
   for (const auto& s : specs) {
