@@ -14,7 +14,8 @@
 # re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step),
 # PORTBENCH_CORPUS_TRITON_RUNS (default RUNS; also the CUDA C++ step's), PORTBENCH_CORPUS_CUDA=0
 # (skip cuTile Python -> CUDA C++ on the largest configurations), PORTBENCH_CORPUS_MAIN=0 (skip the
-# cuTile Python -> cuTile Rust sweep).
+# cuTile Python -> cuTile Rust sweep), PORTBENCH_DIAGNOSE_N (default 10: the slowest configurations
+# of the sweep that scripts/diagnose_slow.sh shows, with their top findings).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -59,3 +60,11 @@ SMALL=$("$BIN" cost --suite configs/largest.json | python3 -c '
 import json, sys
 print(" ".join(str(int(d["bytes"])) for d in map(json.loads, sys.stdin) if "bytes" in d and d["bytes"] < 64e6))')
 [[ -n "$SMALL" ]] && python3 scripts/copy_bandwidth.py --bytes $SMALL
+
+# Why the slowest configurations are slow (docs/diagnose.md), against this run's copy bandwidth.
+if [[ -f "$OUT/corpus.h5" ]]; then
+  copy_args=()
+  awk -v c="${COPY:-0}" 'BEGIN { exit !(c > 0) }' && copy_args=(--copy-gbps "$COPY")
+  PORTBENCH="$BIN" bash scripts/diagnose_slow.sh "$OUT/corpus.h5" "${PORTBENCH_DIAGNOSE_N:-10}" -- "${copy_args[@]}" \
+    2>&1 | tee "$OUT/diagnose.txt"
+fi

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Readers of portbench's JSON outputs and the stage conversions. The literals below are the
-// ones portbench's commands print (numerics, proof, parity, ir-diff verdicts).
+// ones portbench's commands print (numerics, proof, parity, ir-diff verdicts), named from
+// portbench/verdicts.hpp so that a renamed verdict cannot drift between writer and reader.
 #include "portbench/agent/adapters.hpp"
 
 #include <algorithm>
@@ -17,16 +18,16 @@ using ojson = nlohmann::ordered_json;
 
 // What portbench's commands print.
 namespace printed {
-constexpr const char* pass = "PASS";
-constexpr const char* executed = "EXECUTED";
-constexpr const char* not_checked = "NOT_CHECKED";
-constexpr const char* not_run = "NOT_RUN";
-constexpr const char* parity = "PARITY";
-constexpr const char* no_data = "NO_DATA";
-constexpr const char* ir_pass = "PASS";
-constexpr const char* ir_notes = "PASS_WITH_NOTES";
-constexpr const char* ir_structural = "FAIL_STRUCTURAL";
-constexpr const char* ir_not_comparable = "NOT_COMPARABLE";
+constexpr const char* pass = verdicts::numerics::pass.data();
+constexpr const char* executed = verdicts::proof::executed.data();
+constexpr const char* not_checked = verdicts::numerics::not_checked.data();
+constexpr const char* not_run = verdicts::numerics::not_run.data();
+constexpr const char* parity = verdicts::parity::parity.data();
+constexpr const char* no_data = verdicts::parity::no_data.data();
+constexpr const char* ir_pass = verdicts::stage::ir_diff::pass.data();
+constexpr const char* ir_notes = verdicts::stage::ir_diff::pass_with_notes.data();
+constexpr const char* ir_structural = verdicts::stage::ir_diff::fail_structural.data();
+constexpr const char* ir_not_comparable = verdicts::stage::ir_diff::not_comparable.data();
 }  // namespace printed
 
 [[noreturn]] void shape(const char* command, const std::string& field, const std::string& problem) {
@@ -180,7 +181,12 @@ std::vector<ir_diff_config> read_ir_diff(const json& doc, const std::string& id)
     return out;
   };
   std::vector<ir_diff_config> out;
-  if (doc.is_object() && doc.contains("configs") && doc["configs"].is_array()) {
+  if (doc.is_object() && doc.contains("bundles") && doc["bundles"].is_array()) {
+    // portbench.ir_diff/1: per bundle pair (operator), per configuration.
+    for (const auto& b : doc["bundles"]) {
+      for (const auto& c : b.value("configs", json::array())) out.push_back(one(c, id));
+    }
+  } else if (doc.is_object() && doc.contains("configs") && doc["configs"].is_array()) {
     for (const auto& c : doc["configs"]) out.push_back(one(c, id));
   } else if (doc.is_object()) {
     out.push_back(one(doc, id));

@@ -58,7 +58,7 @@ json empty_failing() { return document(json::array(), "", 0); }
 json failing_from_verify(const ojson& out, int seq, const config_index& index) {
   json configs = json::array();
   for (const auto& row : out.at("configs")) {
-    if (row.at("numerics") == "PASS" && row.at("proof") == "EXECUTED") continue;
+    if (row.at("numerics") == verdicts::numerics::pass.data() && row.at("proof") == verdicts::proof::executed.data()) continue;
     json e = entry_for(row.at("id").get<std::string>(), index, "verify");
     e["numerics"] = row.at("numerics").get<std::string>();
     e["numerics_error"] = {{"max_abs_err", text_or_null(row, "max_abs_err")},
@@ -77,9 +77,9 @@ json failing_from_benchmark(const ojson& out, int seq, double gate, const config
   json configs = json::array();
   for (const auto& row : out.at("configs")) {
     const auto& ratio = row.at("ratio");
-    std::string numerics = row.contains("numerics") ? row["numerics"].get<std::string>() : "NOT_CHECKED";
-    std::string proof = row.contains("proof") ? row["proof"].get<std::string>() : "NOT_CHECKED";
-    bool passes = numerics == "PASS" && proof == "EXECUTED";
+    std::string numerics = row.contains("numerics") ? row["numerics"].get<std::string>() : verdicts::numerics::not_checked.data();
+    std::string proof = row.contains("proof") ? row["proof"].get<std::string>() : verdicts::numerics::not_checked.data();
+    bool passes = numerics == verdicts::numerics::pass.data() && proof == verdicts::proof::executed.data();
     if (passes && ratio.is_number() && ratio.get<double>() >= gate) continue;
     json e = entry_for(row.at("id").get<std::string>(), index, "benchmark");
     e["numerics"] = numerics;

@@ -194,7 +194,7 @@ struct checker {
 
 // Claims of success must rest on something checked, and agree with the rows they summarise.
 std::string semantic(const stage_schema& s, const json& doc, const std::string& verdict_text) {
-  auto passes = [](const json& c) { return c.at("numerics") == "PASS" && c.at("proof") == "EXECUTED"; };
+  auto passes = [](const json& c) { return c.at("numerics") == verdicts::numerics::pass.data() && c.at("proof") == verdicts::proof::executed.data(); };
   if (s.stage == stage::verify && verdict_text == verdict::fail && doc.at("fail_class") == fail_class::kernel) {
     for (const auto& c : doc.at("configs")) {
       if (!passes(c)) return "";

@@ -28,6 +28,10 @@ constexpr std::uint8_t k_eiattr_language = 0x66;
 constexpr std::uint32_t k_language_tile_ir = 7;
 constexpr std::uint8_t k_eiattr_regcount = 0x2f;
 constexpr std::uint8_t k_eiattr_frame_size = 0x11;
+constexpr std::uint8_t k_eiattr_min_stack_size = 0x12;
+constexpr std::uint8_t k_eiattr_maxreg_count = 0x1b;
+constexpr std::uint8_t k_eiattr_num_barriers = 0x4c;
+constexpr std::uint8_t k_eiattr_num_mbarriers = 0x38;
 constexpr std::uint8_t k_eiattr_reqntid = 0x10;
 constexpr std::uint8_t k_eiattr_max_threads = 0x05;
 // Cluster shape fixed at compile time (3 x u32), and the value-less flag that the launch grid
@@ -228,6 +232,15 @@ void read_entry_info(const reader& r, const section& s, cubin_entry& e) {
       case k_eiattr_param_cbank_size:
         e.param_bytes = rec.inline_value;
         break;
+      case k_eiattr_maxreg_count:
+        e.max_registers = rec.inline_value;
+        break;
+      case k_eiattr_num_barriers:
+        e.barriers = rec.inline_value & 0xff;   // EIFMT_BVAL: one byte
+        break;
+      case k_eiattr_num_mbarriers:
+        e.mbarriers = rec.inline_value;
+        break;
       case k_eiattr_reqntid:
         for (int d = 0; d < 3 && rec.format == k_eifmt_sval; ++d) {
           if (rec.payload.size() >= std::size_t(4 * (d + 1))) {
@@ -345,7 +358,10 @@ cubin_info inspect_cubin(std::span<const std::byte> image, const std::string& or
   // Per-function attributes in the global .nv.info name their function by symbol index.
   if (auto it = by_name.find(".nv.info"); it != by_name.end()) {
     for (const auto& rec : read_info(r, *it->second)) {
-      if (rec.attribute != k_eiattr_regcount && rec.attribute != k_eiattr_frame_size) continue;
+      if (rec.attribute != k_eiattr_regcount && rec.attribute != k_eiattr_frame_size &&
+          rec.attribute != k_eiattr_min_stack_size) {
+        continue;
+      }
       auto sym_index = payload_at<std::uint32_t>(rec, 0, r, "nv.info function attribute");
       auto value = payload_at<std::uint32_t>(rec, 4, r, "nv.info function attribute");
       auto name = symbol_by_index.find(sym_index);
@@ -353,7 +369,8 @@ cubin_info inspect_cubin(std::span<const std::byte> image, const std::string& or
       for (auto& e : info.entries) {
         if (e.name != name->second) continue;
         if (rec.attribute == k_eiattr_regcount) e.registers = static_cast<int>(value);
-        else e.frame_bytes = static_cast<int>(value);
+        else if (rec.attribute == k_eiattr_frame_size) e.frame_bytes = static_cast<int>(value);
+        else e.min_stack_bytes = static_cast<int>(value);
       }
     }
   }

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "portbench/bundle/error.hpp"
+#include "portbench/reference/config_json.hpp"
 #include "portbench/reference/half.hpp"
+#include "portbench/reference/spec.hpp"
 
 namespace portbench::bundle {
 namespace {
@@ -126,13 +128,11 @@ param_binding parse_param(const field& f) {
 }
 
 reference::param_value to_param_value(const field& f) {
-  const json& j = f.raw();
-  if (j.is_null()) return std::monostate{};
-  if (j.is_boolean()) return j.get<bool>();
-  if (j.is_number_integer()) return j.get<std::int64_t>();
-  if (j.is_number()) return j.get<double>();
-  if (j.is_string()) return j.get<std::string>();
-  f.fail("expected null, a boolean, a number or a string");
+  try {
+    return reference::param_from_json(f.raw());
+  } catch (const reference::spec_error& e) {
+    f.fail(e.what());
+  }
 }
 
 std::string relative_inside(const field& f) {

@@ -14,7 +14,7 @@
 #include "portbench/agent/routing.hpp"
 #include "portbench/agent/schema.hpp"
 #include "portbench/agent/verdicts.hpp"
-#include "portbench/measure/orchestrator.hpp"
+#include "portbench/sweep/suite.hpp"
 
 extern char** environ;
 
@@ -34,7 +34,7 @@ struct agent_cli_options {
 // The harness's suite parser gives the ids that every portbench command prints.
 agent::config_index load_suite_ids(const std::filesystem::path& file) {
   agent::config_index index;
-  for (const auto& e : measure::load_suite(file.string()).entries) {
+  for (const auto& e : sweep::load_suite(file.string()).entries) {
     index.push_back({e.config.id(), e.config.op, e.params, nlohmann::json::object()});
   }
   return index;

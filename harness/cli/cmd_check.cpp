@@ -1,86 +1,63 @@
 // SPDX-License-Identifier: Apache-2.0
-// `portbench check BUNDLES...`: launches every configuration of every bundle once on random
-// inputs and checks it against the fp64 reference. Exit 0 when all PASS, 1 otherwise.
+// `portbench check BUNDLE... [--device N] [--seed S]`: launches every configuration of every
+// bundle once on seeded inputs, in worker processes with the run's timeout, and checks it
+// against the fp64 reference. Exit 0 when every row is PASS.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
-#include "portbench/bundle/bundle.hpp"
-#include "portbench/cuda/context.hpp"
-#include "portbench/cuda/error.hpp"
-#include "portbench/verify/numerics.hpp"
+#include "portbench/sweep/execute.hpp"
+#include "portbench/sweep/plan.hpp"
+#include "portbench/verdicts.hpp"
+#include "sweep_options.hpp"
+#include "table.hpp"
 
 namespace portbench::cli {
 namespace {
 
 struct check_cli_options {
   std::vector<std::string> bundles;
+  sweep::selection select;
+  selection_options view;
   int device = 0;
   std::uint64_t seed = 1;
+  double timeout_s = 60;
 };
-
-struct row {
-  std::string frontend, op, config, verdict, detail;
-};
-
-void print_rows(const std::vector<row>& rows) {
-  std::printf("%-14s %-12s %-44s %-12s %s\n", "frontend", "operator", "config", "numerics", "detail");
-  for (const auto& r : rows) {
-    std::printf("%-14s %-12s %-44s %-12s %s\n", r.frontend.c_str(), r.op.c_str(), r.config.c_str(),
-                r.verdict.c_str(), r.detail.c_str());
-  }
-}
-
-std::string describe(const verify::numerics_result& res) {
-  std::string d;
-  char buf[160];
-  for (const auto& rep : res.reports) {
-    std::snprintf(buf, sizeof buf, "%s%s: %lld checked, %lld bad, max abs %.3g, max rel %.3g", d.empty() ? "" : "; ",
-                  rep.tensor.c_str(), static_cast<long long>(rep.checked), static_cast<long long>(rep.bad),
-                  rep.max_abs_err, rep.max_rel_err);
-    d += buf;
-  }
-  return d;
-}
 
 int run_check(const check_cli_options& o) {
-  std::vector<bundle::bundle> bundles;
-  for (const auto& d : o.bundles) {
-    auto found = bundle::find_bundles(d);
-    if (found.empty()) found.push_back(d);
-    for (const auto& dir : found) bundles.push_back(bundle::load_bundle(dir));
-  }
-  auto ctx = cuda::context::open(o.device);
-  std::printf("device %s (sm_%d%d), driver %d\n", ctx->info().name.c_str(), ctx->info().cc_major,
-              ctx->info().cc_minor, ctx->info().driver_version);
-  std::vector<row> rows;
+  auto plan = sweep::plan_check(o.bundles, o.select);
+  if (plan.items.empty()) throw sweep::sweep_error(o.bundles.front(), "", "no configuration to check" + deselected_note(plan));
+  const auto eta = sweep::estimate(plan, {1, 1, {}});
+  if (o.view.list || o.view.dry_run) return print_plan(plan, eta, o.view, 1, 1);
+
+  sweep::execute_options exec;
+  exec.runs = 1;
+  exec.devices = {o.device};
+  exec.seed = o.seed;
+  exec.item_timeout_s = o.timeout_s;
+  exec.worker_exe = sweep::default_worker_exe();
+  const auto devices = sweep::describe_devices(exec.worker_exe, exec.devices);
+  table t{{{"frontend"}, {"operator"}, {"config"}, {"numerics"}, {"status"}, {"detail"}}, {}};
   bool all_pass = true;
-  std::string context_lost;
-  for (const auto& b : bundles) {
-    for (const auto& plan : b.plan.configs) {
-      row r{b.plan.frontend, b.plan.op, plan.config.id(), "", ""};
-      if (!context_lost.empty()) {
-        r.verdict = "NOT_RUN";
-        r.detail = "context lost earlier: " + context_lost;
-      } else {
-        try {
-          auto res = verify::check_numerics(ctx, b, plan, {.seed = o.seed});
-          r.verdict = res.verdict;
-          r.detail = describe(res);
-        } catch (const cuda::cuda_error& e) {
-          r.verdict = verify::k_error;
-          r.detail = e.what();
-          if (e.is_sticky()) context_lost = e.code_name();
-        }
-      }
-      all_pass = all_pass && r.verdict == verify::k_pass;
-      rows.push_back(std::move(r));
-    }
+  const auto summary = sweep::run_sweep(exec, plan, [&](const sweep::planned_item& item, int, const measure::item_report& r) {
+    const bool pass = r.status == verdicts::status::ok && verdicts::numerics_passed(r.ref.numerics);
+    all_pass = all_pass && pass;
+    t.rows.push_back({item.reference.frontend, item.config.op, item.id(), r.ref.numerics, r.status,
+                      r.error.empty() ? r.ref.numerics_detail : r.error});
+  });
+  if (o.view.format == table_format::text) {
+    const auto& d = devices.front();
+    std::printf("device %s (compute capability %s), driver %s\n", d.gpu_name().c_str(), d.info.value("compute_capability", "?").c_str(),
+                d.info.value("driver_version", "?").c_str());
   }
-  print_rows(rows);
-  return all_pass ? 0 : 1;
+  print_table(t, o.view.format);
+  if (summary.stray_lines > 0) {
+    std::fprintf(stderr, "portbench: %d worker output lines were not protocol lines, first: %s\n", summary.stray_lines,
+                 summary.first_stray_line.c_str());
+  }
+  return all_pass && summary.items_run == static_cast<int>(plan.items.size()) ? 0 : 1;
 }
 
 }  // namespace
@@ -91,6 +68,9 @@ command_action add_check_command(CLI::App& app) {
   cmd->add_option("bundles", o->bundles, "Bundle folders (or folders holding bundles)")->required();
   cmd->add_option("--device", o->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs");
+  cmd->add_option("--timeout", o->timeout_s, "Seconds one configuration may take before its worker is killed")
+      ->check(CLI::PositiveNumber);
+  add_selection_options(cmd, o->select, o->view);
   return [o]() { return run_check(*o); };
 }
 

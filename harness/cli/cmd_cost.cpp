@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "portbench/measure/orchestrator.hpp"
+#include "portbench/sweep/suite.hpp"
 #include "portbench/reference/spec.hpp"
 
 namespace portbench::cli {
@@ -17,7 +17,7 @@ command_action add_cost_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("cost", "Bytes moved and flops of every configuration of a suite (JSON lines)");
   cmd->add_option("--suite", *suite_file, "Suite file (configs/*.json)")->required();
   return [suite_file]() {
-    auto s = measure::load_suite(*suite_file);
+    auto s = sweep::load_suite(*suite_file);
     for (const auto& e : s.entries) {
       nlohmann::json line = {{"id", e.config.id()}, {"op", e.config.op}};
       try {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // `portbench inspect BUNDLE...`: entries, parameter layout, registers, shared memory and target
 // architecture of every cubin, after the same checks a run makes before its first launch.
+#include <array>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "portbench/bundle/bundle.hpp"
+#include "table.hpp"
 
 namespace portbench::cli {
 namespace {
@@ -53,22 +56,57 @@ void print_bundle(const bundle::bundle& b) {
   std::printf("\n");
 }
 
+std::string triple(const std::array<int, 3>& v) {
+  return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+}
+
+// --format json|csv: one row per entry of every cubin.
+void add_rows(const bundle::bundle& b, table& t) {
+  for (const auto& c : b.cubins) {
+    for (const auto& e : c.info.entries) {
+      std::string params;
+      for (const auto& p : e.params) {
+        params += (params.empty() ? "#" : " #") + std::to_string(p.ordinal) + "@" + std::to_string(p.offset) + ":" +
+                  std::to_string(p.size);
+      }
+      t.rows.push_back({b.dir.string(), b.plan.frontend, b.plan.op, c.info.arch(), c.ref.file, c.ref.sha256,
+                        static_cast<long long>(c.image.size()), e.name, e.tile_ir, e.registers,
+                        static_cast<long long>(e.static_shared_bytes), e.frame_bytes,
+                        e.required_block[0] ? nlohmann::json(triple(e.required_block)) : nlohmann::json(nullptr),
+                        e.cluster[0] ? nlohmann::json(triple(e.cluster)) : nlohmann::json(nullptr),
+                        e.params.size(), e.param_bytes, params, b.plan.configs.size()});
+    }
+  }
+}
+
 }  // namespace
 
 command_action add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Check bundles and print their cubins' entries and parameter tables");
   auto dirs = std::make_shared<std::vector<std::string>>();
+  auto format = std::make_shared<table_format>(table_format::text);
   cmd->add_option("bundle", *dirs, "Bundle folders (or folders holding bundles)")->required();
-  return [dirs]() {
+  add_format_option(cmd, *format);
+  return [dirs, format]() {
     int shown = 0;
+    table t{{{"bundle"}, {"frontend"}, {"operator"}, {"arch"}, {"cubin"}, {"sha256"}, {"bytes"}, {"entry"},
+             {"tile_ir"}, {"registers"}, {"static_shared_bytes"}, {"frame_bytes"}, {"required_block"}, {"cluster"},
+             {"param_count"}, {"param_bytes"}, {"params"}, {"configs"}},
+            {}};
     for (const auto& d : *dirs) {
       auto found = bundle::find_bundles(d);
       if (found.empty()) found.push_back(d);   // let load_bundle name what is missing
       for (const auto& dir : found) {
+        const auto b = bundle::load_bundle(dir);
+        if (*format != table_format::text) {
+          add_rows(b, t);
+          continue;
+        }
         if (shown++ > 0) std::printf("\n");
-        print_bundle(bundle::load_bundle(dir));
+        print_bundle(b);
       }
     }
+    if (*format != table_format::text) print_table(t, *format);
     return 0;
   };
 }

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "portbench/sweep/execute.hpp"
 #include "portbench/tune/tune.hpp"
 
 namespace portbench::cli {
@@ -23,7 +24,7 @@ struct tune_cli_options {
 };
 
 int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
-  o.tune.sweep.worker_exe = self_executable();
+  o.tune.sweep.worker_exe = sweep::default_worker_exe();
   auto result = tune::run_tune(o.tune);
   for (const auto& [id, why] : result.skipped) std::fprintf(stderr, "portbench: tune: skipped %s: %s\n", id.c_str(), why.c_str());
   if (result.choices.empty()) {

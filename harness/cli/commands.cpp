@@ -1,23 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands.hpp"
 
-#include <unistd.h>
-
 #include <array>
+#include <string>
 #include <vector>
+
+#include "portbench/build_info.hpp"
+
+#include <unistd.h>
 
 namespace portbench::cli {
 
 std::string self_executable() {
   std::array<char, 4096> buf{};
-  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
   return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : "portbench";
 }
 
 int run(int argc, char** argv) {
   CLI::App app{"portbench: proves GPU kernel ports correct and fast"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "portbench 0.1.0");
+  app.set_version_flag("--version", "portbench " + std::string(version()) + " (revision " +
+                                        std::string(build_revision()) + ")");
   // Registration order is the order `--help` lists the subcommands in.
   std::vector<std::pair<CLI::App*, command_action>> actions;
   auto add = [&](command_action (*adder)(CLI::App&)) {
@@ -36,6 +40,8 @@ int run(int argc, char** argv) {
   add(&add_merge_command);
   add(&add_export_gbench_command);
   add(&add_tune_command);
+  add(&add_ir_diff_command);
+  add(&add_diagnose_command);
   add(&add_agent_command);
 
   try {

@@ -20,13 +20,15 @@ command_action add_report_command(CLI::App& app);
 command_action add_compare_command(CLI::App& app);
 command_action add_merge_command(CLI::App& app);
 command_action add_export_gbench_command(CLI::App& app);
+command_action add_ir_diff_command(CLI::App& app);
+command_action add_diagnose_command(CLI::App& app);
 command_action add_tune_command(CLI::App& app);
 command_action add_agent_command(CLI::App& app);
 
-/// This program's own path (/proc/self/exe): the binary that runs `worker`.
+/// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
+/// This program's own path (/proc/self/exe): what the agent runs for its portbench stages.
 [[nodiscard]] std::string self_executable();
 
-/// Parses argv, runs the chosen subcommand, returns its exit code (2 on bad usage).
 int run(int argc, char** argv);
 
 }  // namespace portbench::cli

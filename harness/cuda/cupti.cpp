@@ -11,19 +11,20 @@ namespace portbench::cuda {
 namespace {
 
 std::string format(CUptiResult code, const std::string& call, const std::string& detail,
-                   const std::source_location& where) {
+                   const code_location& where) {
   std::string msg = call + ": CUPTI error " + std::to_string(static_cast<int>(code));
   if (!detail.empty()) msg += " (" + detail + ")";
-  msg += " [" + std::filesystem::path(where.file_name()).filename().string() + ":" + std::to_string(where.line()) + "]";
+  msg += " [" + where.str() + "]";
   return msg;
 }
 
 }  // namespace
 
-cupti_error::cupti_error(CUptiResult code, const std::string& call, const std::string& detail, std::source_location where)
-    : std::runtime_error(format(code, call, detail, where)), m_code(code) {}
+cupti_error::cupti_error(CUptiResult code, const std::string& call, const std::string& detail, code_location where)
+    : portbench::error(format(code, call, detail, where),
+                       {.code = static_cast<long long>(code), .code_name = detail, .call = call, .where = where}) {}
 
-void cupti_check(const cupti_api& api, CUptiResult code, const char* call, std::source_location where) {
+void cupti_check(const cupti_api& api, CUptiResult code, const char* call, code_location where) {
   if (code == CUPTI_SUCCESS) return;
   const char* text = nullptr;
   if (api.cuptiGetResultString) api.cuptiGetResultString(code, &text);

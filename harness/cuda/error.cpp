@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/cuda/error.hpp"
 
-#include <filesystem>
-
 namespace portbench::cuda {
 namespace {
 
 std::string format_message(CUresult code, const std::string& call, const std::string& detail,
-                           const std::source_location& where) {
-  std::string file = std::filesystem::path(where.file_name()).filename().string();
+                           const code_location& where) {
   std::string msg = call + ": " + result_name(code) + " (" + std::to_string(static_cast<int>(code)) + ")";
   if (!detail.empty()) msg += ": " + detail;
-  msg += " [" + file + ":" + std::to_string(where.line()) + "]";
+  msg += " [" + where.str() + "]";
   return msg;
 }
 
 }  // namespace
 
-cuda_error::cuda_error(CUresult code, std::string call, std::string detail, std::source_location where)
-    : std::runtime_error(format_message(code, call, detail, where)), m_code(code), m_call(std::move(call)) {}
+cuda_error::cuda_error(CUresult code, const std::string& call, const std::string& detail, code_location where)
+    : portbench::error(format_message(code, call, detail, where),
+                       {.code = static_cast<long long>(code), .code_name = result_name(code), .call = call,
+                        .where = where}) {}
 
-std::string cuda_error::code_name() const { return result_name(m_code); }
-bool cuda_error::is_sticky() const noexcept { return is_sticky_error(m_code); }
+bool cuda_error::is_sticky() const noexcept { return is_sticky_error(result()); }
 
 bool is_sticky_error(CUresult code) noexcept {
   switch (code) {
@@ -42,7 +40,7 @@ bool is_sticky_error(CUresult code) noexcept {
   }
 }
 
-void check(CUresult code, const char* call, std::source_location where) {
+void check(CUresult code, const char* call, code_location where) {
   if (code != CUDA_SUCCESS) throw cuda_error(code, call, "", where);
 }
 

@@ -48,9 +48,9 @@ void check(const nvrtc_api& api, nvrtcResult rc, const char* call, const std::st
 
 }  // namespace
 
-nvrtc_error::nvrtc_error(nvrtcResult code, const std::string& call, const std::string& detail)
-    : std::runtime_error(call + ": NVRTC error " + std::to_string(static_cast<int>(code)) + (detail.empty() ? "" : " (" + detail + ")")),
-      m_code(code) {}
+nvrtc_error::nvrtc_error(nvrtcResult code, const std::string& call, const std::string& detail, code_location where)
+    : portbench::error(call + ": NVRTC error " + std::to_string(static_cast<int>(code)) + (detail.empty() ? "" : " (" + detail + ")"),
+                       {.code = static_cast<long long>(code), .call = call, .where = where}) {}
 
 nvrtc_version nvrtc_library_version() {
   auto api = load_nvrtc();

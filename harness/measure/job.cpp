@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/measure/job.hpp"
 
+#include <stdexcept>
+
 namespace portbench::measure {
 
 using json = nlohmann::json;
@@ -14,16 +16,20 @@ json to_json(const job& j) {
     items.push_back(std::move(item));
   }
   const auto& t = j.timing;
-  return {{"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
+  return {{"mode", j.mode == job_mode::check ? "check" : "measure"}, {"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
           {"verified_dir", j.verified_dir}, {"reference_id", j.reference_id},
           {"timing", {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
                       {"max_samples", t.max_samples}, {"target_rel_ci", t.target_rel_ci},
-                      {"time_cap_s", t.time_cap_s}, {"cold_l2", t.cold_l2}}},
+                      {"time_cap_s", t.time_cap_s}, {"cold_l2", t.cold_l2},
+                      {"throttle_fraction", t.throttle_fraction}}},
           {"items", items}};
 }
 
 job job_from_json(const json& j) {
   job out;
+  const std::string mode = j.value("mode", std::string("measure"));
+  if (mode != "measure" && mode != "check") throw std::runtime_error("job: mode: unknown '" + mode + "'");
+  out.mode = mode == "check" ? job_mode::check : job_mode::measure;
   out.device = j.at("device").get<int>();
   out.run = j.at("run").get<int>();
   out.seed = j.at("seed").get<std::uint64_t>();
@@ -37,6 +43,7 @@ job job_from_json(const json& j) {
   out.timing.target_rel_ci = t.at("target_rel_ci").get<double>();
   out.timing.time_cap_s = t.at("time_cap_s").get<double>();
   out.timing.cold_l2 = t.at("cold_l2").get<bool>();
+  out.timing.throttle_fraction = t.value("throttle_fraction", timing_options{}.throttle_fraction);
   for (const auto& it : j.at("items")) {
     out.items.push_back({it.at("index").get<std::size_t>(), it.at("op").get<std::string>(), it.at("params"),
                          it.at("ref").get<std::string>(), it.at("port").get<std::string>(),
@@ -52,6 +59,7 @@ json side_to_json(const side_report& s) {
   for (const auto& x : s.samples) samples.push_back({x.device_ns, x.event_ns, x.sm_mhz, x.unwritten, x.problem});
   return {{"frontend", s.frontend}, {"numerics", s.numerics}, {"numerics_detail", s.numerics_detail},
           {"proof", s.proof}, {"proof_detail", s.proof_detail}, {"timing", s.timing},
+          {"timing_detail", s.timing_detail},
           {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"check_s", s.check_s}, {"verify_s", s.verify_s},
           {"numerics_source", s.numerics_source}, {"output_digest", s.output_digest}, {"samples", samples}};
 }
@@ -68,6 +76,7 @@ side_report side_from_json(const json& j) {
   s.numerics_source = j.value("numerics_source", std::string{});
   s.output_digest = j.value("output_digest", std::string{});
   s.timing = j.at("timing").get<std::string>();
+  s.timing_detail = j.value("timing_detail", std::string{});
   s.median_ns = j.at("median_ns").get<double>();
   s.rel_ci = j.at("rel_ci").get<double>();
   for (const auto& x : j.at("samples")) {

@@ -15,17 +15,17 @@ namespace {
 // Launches attributed to the harness itself (warm-up, numerics passes, poison checks).
 constexpr std::uint64_t k_harness_id = 0;
 
-void raise_proof(side_result& side, const char* verdict, const std::string& detail) {
-  if (proof_severity(verdict) > proof_severity(side.proof)) {
+void raise_proof(side_result& side, std::string_view verdict, const std::string& detail) {
+  if (verdicts::proof_severity(verdict) > verdicts::proof_severity(side.proof)) {
     side.proof = verdict;
     side.proof_detail = detail;
   }
 }
 
-std::vector<double> valid_times(const side_result& s) {
-  std::vector<double> v;
+std::vector<std::int64_t> valid_times(const side_result& s) {
+  std::vector<std::int64_t> v;
   for (const auto& x : s.samples) {
-    if (x.problem.empty() && x.device_ns > 0) v.push_back(static_cast<double>(x.device_ns));
+    if (x.problem.empty() && x.device_ns > 0) v.push_back(x.device_ns);
   }
   return v;
 }
@@ -36,20 +36,20 @@ record_check check_plan_records(const std::vector<bundle::expected_record>& expe
                                 const std::vector<const kernel_record*>& recs) {
   record_check out;
   if (recs.size() < expected.size()) {
-    out.proof = k_proof_not_executed;
+    out.proof = verdicts::proof::not_executed;
     out.missing = true;
     out.detail = std::to_string(recs.size()) + " kernel records for " + std::to_string(expected.size()) +
                  " kernels of the plan";
     return out;
   }
-  auto raise = [&](const char* verdict, const std::string& detail) {
-    if (proof_severity(verdict) > proof_severity(out.proof)) {
+  auto raise = [&](std::string_view verdict, const std::string& detail) {
+    if (verdicts::proof_severity(verdict) > verdicts::proof_severity(out.proof)) {
       out.proof = verdict;
       out.detail = detail;
     }
   };
   if (recs.size() > expected.size()) {
-    raise(k_proof_foreign_kernel, std::to_string(recs.size()) + " kernel records for " + std::to_string(expected.size()) +
+    raise(verdicts::proof::foreign_kernel, std::to_string(recs.size()) + " kernel records for " + std::to_string(expected.size()) +
                                       " kernels of the plan");
   }
   for (std::size_t i = 0; i < recs.size() && i < expected.size(); ++i) {
@@ -59,32 +59,13 @@ record_check check_plan_records(const std::vector<bundle::expected_record>& expe
     const bool grid_ok = r.grid[0] == static_cast<std::int32_t>(g[0]) && r.grid[1] == static_cast<std::int32_t>(g[1]) &&
                          r.grid[2] == static_cast<std::int32_t>(g[2]);
     if (r.name != e.entry || !grid_ok) {
-      raise(k_proof_foreign_kernel,
+      raise(verdicts::proof::foreign_kernel,
             "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
                 std::to_string(r.grid[2]) + " where the plan runs '" + e.entry + "' with grid " + std::to_string(g[0]) +
                 "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]) + " CTAs");
     }
   }
   return out;
-}
-
-median_ci median_with_ci(std::vector<double> values) {
-  median_ci r;
-  if (values.empty()) return r;
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  r.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  if (n < 6) {
-    r.rel_half_width = 1.0;   // too few samples for a distribution-free 95% interval
-    return r;
-  }
-  // Order-statistic interval of the median: ranks n/2 -+ 1.96 sqrt(n)/2 (normal approximation
-  // of the binomial), which needs no assumption on the distribution of the times.
-  double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
-  auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
-  auto hi = static_cast<std::size_t>(std::min(static_cast<double>(n - 1), std::ceil(n / 2.0 + half)));
-  r.rel_half_width = r.median > 0 ? 0.5 * (values[hi] - values[lo]) / r.median : 1.0;
-  return r;
 }
 
 sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard)
@@ -137,7 +118,7 @@ void sampler::take_sample(const plan_under_test& p, const verify::device_tensors
   s.unwritten = m_guard.read_and_reset(m_stream);   // synchronises the stream
   s.event_ns = m_end.since(m_start).count();
   if (s.unwritten > 0) {
-    raise_proof(out, k_proof_output_not_written,
+    raise_proof(out, verdicts::proof::output_not_written,
                 std::to_string(s.unwritten) + " output elements kept the poison of sample " + std::to_string(out.samples.size()));
   }
   out.samples.push_back(s);
@@ -159,28 +140,28 @@ void sampler::attribute(const std::vector<pending>& window) {
     std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
     // What the plan's execution makes: its own kernels and the harness's copy and fill kernels.
     const auto& expected = p.plan->plan->expected();
-    if (batch.dropped > 0) s.problem = "DROPPED_RECORDS";
+    if (batch.dropped > 0) s.problem = verdicts::sample_problem::dropped_records;
     const record_check rc = check_plan_records(expected, recs);
     if (rc.missing) {
-      s.problem = "MISSING_RECORD";
-      raise_proof(*p.side, k_proof_not_executed,
+      s.problem = verdicts::sample_problem::missing_record;
+      raise_proof(*p.side, verdicts::proof::not_executed,
                   rc.detail + " (round: " + std::to_string(batch.kernels.size()) + " kernel records, " +
                       std::to_string(batch.external_id.size()) + " correlations, " + std::to_string(strangers.size()) +
                       " unattributed)");
       continue;
     }
-    if (!rc.detail.empty()) raise_proof(*p.side, rc.proof.c_str(), rc.detail);
+    if (!rc.detail.empty()) raise_proof(*p.side, rc.proof, rc.detail);
     std::uint64_t first = UINT64_MAX, last = 0;
     std::int64_t total = 0;
     for (const kernel_record* r : recs) {
-      if (r->start_ns == 0 || r->end_ns == 0 || r->end_ns < r->start_ns) s.problem = "ZERO_TIMESTAMP";
+      if (r->start_ns == 0 || r->end_ns == 0 || r->end_ns < r->start_ns) s.problem = verdicts::sample_problem::zero_timestamp;
       first = std::min(first, r->start_ns);
       last = std::max(last, r->end_ns);
       total += static_cast<std::int64_t>(r->end_ns - r->start_ns);
     }
     for (const kernel_record* r : strangers) {
       if (r->start_ns < last && r->end_ns > first) {
-        raise_proof(*p.side, k_proof_foreign_kernel,
+        raise_proof(*p.side, verdicts::proof::foreign_kernel,
                     std::string(r->device_launched ? "device-launched " : "") + "kernel '" + r->name +
                         "' ran inside the sample's window");
       }
@@ -188,6 +169,8 @@ void sampler::attribute(const std::vector<pending>& window) {
     if (s.problem.empty()) {
       s.device_ns = total;
       m_timed_ns += static_cast<double>(total);
+      // A real time, but not of the clock the figures are for: kept out of the statistics.
+      if (clock_throttled(s.sm_mhz, m_max_sm_mhz, m_throttle_fraction)) s.problem = verdicts::sample_problem::clock_throttled;
     }
   }
 }
@@ -195,6 +178,8 @@ void sampler::attribute(const std::vector<pending>& window) {
 void sampler::measure(const plan_under_test& ref, const plan_under_test& port, const verify::device_tensors& tensors,
                       const timing_options& opt, side_result& ref_out, side_result& port_out) {
   m_cold_l2 = opt.cold_l2;
+  m_throttle_fraction = opt.throttle_fraction;
+  m_max_sm_mhz = m_clock.max_sm_mhz();
   for (int i = 0; i < opt.warmup_launches; ++i) {
     run_untimed(ref, tensors);
     run_untimed(port, tensors);
@@ -220,18 +205,25 @@ void sampler::measure(const plan_under_test& ref, const plan_under_test& port, c
     }
   }
   for (side_result* side : {&ref_out, &port_out}) {
-    auto stats = median_with_ci(valid_times(*side));
+    const auto times = valid_times(*side);
+    const auto stats = median_with_ci(times);
     side->median_ns = stats.median;
     side->rel_ci = stats.rel_half_width;
-    if (!valid_times(*side).empty()) {
-      side->timing = k_timing_valid;
+    if (!times.empty()) {
+      side->timing = verdicts::timing::valid;
       continue;
     }
-    side->timing = k_timing_no_samples;
+    // No valid sample: the most telling problem names the verdict.
+    bool missing = false, zero = false, throttled = false;
     for (const auto& smp : side->samples) {
-      if (smp.problem == "MISSING_RECORD") side->timing = k_timing_missing_records;
-      else if (smp.problem == "ZERO_TIMESTAMP") side->timing = k_timing_zero_timestamp;
+      missing = missing || smp.problem == verdicts::sample_problem::missing_record;
+      zero = zero || smp.problem == verdicts::sample_problem::zero_timestamp;
+      throttled = throttled || smp.problem == verdicts::sample_problem::clock_throttled;
     }
+    side->timing = missing     ? verdicts::timing::invalid_missing_records
+                   : zero      ? verdicts::timing::invalid_zero_timestamp
+                   : throttled ? verdicts::timing::invalid_clock_throttled
+                               : verdicts::timing::invalid_no_samples;
   }
 }
 

@@ -12,8 +12,10 @@
 #include "portbench/bundle/error.hpp"
 #include "portbench/cuda/cupti.hpp"
 #include "portbench/cuda/error.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/verdicts.hpp"
+#include "portbench/measure/timing_checks.hpp"
 #include "portbench/reference/cache.hpp"
+#include "portbench/reference/config_json.hpp"
 #include "portbench/reference/spec.hpp"
 #include "portbench/reference/tolerance.hpp"
 #include "portbench/verify/numerics.hpp"
@@ -27,19 +29,6 @@ using json = nlohmann::json;
 using steady = std::chrono::steady_clock;
 
 double seconds_since(steady::time_point t0) { return std::chrono::duration<double>(steady::now() - t0).count(); }
-
-reference::config config_of(const job_item& item) {
-  reference::config c;
-  c.op = item.op;
-  for (const auto& [key, v] : item.params.items()) {
-    if (v.is_null()) c.params[key] = std::monostate{};
-    else if (v.is_boolean()) c.params[key] = v.get<bool>();
-    else if (v.is_number_integer()) c.params[key] = v.get<std::int64_t>();
-    else if (v.is_number()) c.params[key] = v.get<double>();
-    else c.params[key] = v.get<std::string>();
-  }
-  return c;
-}
 
 std::string describe(const std::vector<reference::compare_report>& reports) {
   std::string d;
@@ -103,27 +92,27 @@ std::vector<reference::compare_report> check_side(const item_context& c, const w
     key.digest = digest;
     if (auto earlier = t.verified.find(key)) {
       reports = std::move(*earlier);
-      rep.numerics_source = verify::k_source_reused;
+      rep.numerics_source = verdicts::numerics_source::reused;
       continue;
     }
     c.dev.download_outputs(c.tensors);
     auto tv = steady::now();
     reports = c.op.verify(c.cfg, c.tensors, c.vopt);
     rep.verify_s = seconds_since(tv);
-    rep.numerics_source = verify::k_source_verified;
+    rep.numerics_source = verdicts::numerics_source::verified;
     t.verified.store(key, reports);
   }
   rep.check_s = seconds_since(t0);
   rep.numerics_detail = describe(reports);
-  if (rep.numerics_source == verify::k_source_reused) rep.numerics_detail += " (reused: same inputs and output digest as a verified launch)";
+  if (rep.numerics_source == verdicts::numerics_source::reused) rep.numerics_detail += " (reused: same inputs and output digest as a verified launch)";
   if (unwritten > 0) {
-    rep.proof = k_proof_output_not_written;
+    rep.proof = verdicts::proof::output_not_written;
     rep.proof_detail = std::to_string(unwritten) + " output elements kept the poison in the numerics passes";
   } else if (!reproduced) {
-    rep.proof = k_proof_nondeterministic;
+    rep.proof = verdicts::proof::nondeterministic;
     rep.proof_detail = "two launches on the same inputs gave different outputs";
   } else {
-    rep.proof = k_proof_executed;
+    rep.proof = verdicts::proof::executed;
   }
   return reports;
 }
@@ -134,7 +123,7 @@ void check_device_launches(const bundle::bundle& b, const bundle::config_plan& p
   for (const auto& l : plan.launches) {
     const auto& syms = b.cubin(l.cubin).info.device_launch_symbols;
     if (!syms.empty()) {
-      rep.proof = k_proof_foreign_kernel;
+      rep.proof = verdicts::proof::foreign_kernel;
       rep.proof_detail = l.cubin + " launches kernels from the device (links " + syms.front() + ")";
       return;
     }
@@ -147,15 +136,69 @@ void fill_timing(const side_result& r, side_report& rep) {
   rep.rel_ci = r.rel_ci;
   rep.timing = r.timing;
   // The worst of the numerics passes and the timed samples stands.
-  if (proof_severity(r.proof) > proof_severity(rep.proof)) {
+  if (verdicts::proof_severity(r.proof) > verdicts::proof_severity(rep.proof)) {
     rep.proof = r.proof;
     rep.proof_detail = r.proof_detail;
   }
 }
 
+// `portbench check` through a worker: one launch of each item's plan on seeded inputs, compared
+// with the fp64 reference under the upstream tolerances. No CUPTI: nothing is timed.
+int run_check_worker(const job& j, std::ostream& out) {
+  auto ctx = cuda::context::open(j.device);
+  std::map<std::string, bundle::bundle> bundles;
+  for (const auto& item : j.items) {
+    out << json{{"event", "begin"}, {"index", item.index}}.dump() << "\n" << std::flush;
+    item_report rep;
+    rep.index = item.index;
+    auto t0 = steady::now();
+    bool lost = false;
+    try {
+      auto it = bundles.find(item.ref_bundle);
+      if (it == bundles.end()) it = bundles.emplace(item.ref_bundle, bundle::load_bundle(item.ref_bundle)).first;
+      const bundle::bundle& b = it->second;
+      rep.ref.frontend = b.plan.frontend;
+      const reference::config cfg = reference::config_from_json(item.op, item.params);
+      const auto* plan = b.plan.find(cfg);
+      if (!plan) throw bundle::bundle_error(item.ref_bundle, "no plan for " + cfg.id());
+      auto res = verify::check_numerics(ctx, b, *plan, {.seed = j.seed});
+      rep.ref.numerics = res.verdict;
+      rep.ref.numerics_detail = describe(res.reports);
+      if (!res.error.empty()) rep.ref.numerics_detail += " | " + res.error;
+      rep.ref.numerics_source = verdicts::numerics_source::verified;
+    } catch (const cuda::cuda_error& e) {
+      rep.status = verdicts::status::error;
+      rep.ref.numerics = verdicts::numerics::error;
+      rep.error = e.what();
+      lost = e.is_sticky();
+    } catch (const std::exception& e) {
+      rep.status = verdicts::status::error;
+      rep.ref.numerics = verdicts::numerics::error;
+      rep.error = e.what();
+    }
+    rep.wall_s = seconds_since(t0);
+    rep.ref.check_s = rep.wall_s;
+    out << to_json(rep).dump() << "\n" << std::flush;
+    if (lost) return k_worker_exit_context_lost;
+  }
+  out << json{{"event", "done"}}.dump() << "\n" << std::flush;
+  return 0;
+}
+
+// A median below the physical floor (bytes over the peak bandwidth, flops over the peak rate)
+// is impossible: the side's timing is INVALID_BELOW_FLOOR, its samples stay on file.
+void check_floor(const physical_floor& floor, side_report& rep) {
+  if (floor.ns <= 0 || !verdicts::timing_valid(rep.timing) || rep.median_ns >= floor.ns) return;
+  rep.timing = verdicts::timing::invalid_below_floor;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "median %.0f ns is below the physical floor of %.0f ns: ", rep.median_ns, floor.ns);
+  rep.timing_detail = buf + floor.why;
+}
+
 }  // namespace
 
 int run_worker(const job& j, std::ostream& out) {
+  if (j.mode == job_mode::check) return run_check_worker(j, out);
   // CUPTI first: records of launches made before it is enabled are lost.
   auto cupti = cuda::load_cupti();
   cupti_tracer tracer(cupti);
@@ -205,7 +248,7 @@ int run_worker(const job& j, std::ostream& out) {
       const auto& port = get_bundle(item.port_bundle);
       rep.ref.frontend = ref.plan.frontend;
       rep.port.frontend = port.plan.frontend;
-      reference::config cfg = config_of(item);
+      reference::config cfg = reference::config_from_json(item.op, item.params);
       const auto* ref_plan = get_variant(ref, ref.plan.find(cfg), item.ref_variant);
       const auto* port_plan = get_variant(port, port.plan.find(cfg), item.port_variant);
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
@@ -250,12 +293,20 @@ int run_worker(const job& j, std::ostream& out) {
       rep.sampling_s = seconds_since(ts);
       fill_timing(rres, rep.ref);
       fill_timing(pres, rep.port);
+      physical_floor floor;
+      try {
+        floor = floor_of(op.cost(cfg), ctx->info().name, ctx->info().l2_bytes, j.timing.cold_l2);
+      } catch (const std::exception&) {
+        // no cost model for these parameters: no floor to check against
+      }
+      check_floor(floor, rep.ref);
+      check_floor(floor, rep.port);
     } catch (const cuda::cuda_error& e) {
-      rep.status = k_status_error;
+      rep.status = verdicts::status::error;
       rep.error = side + ": " + e.what();
       lost = e.is_sticky();
     } catch (const std::exception& e) {
-      rep.status = k_status_error;
+      rep.status = verdicts::status::error;
       rep.error = side + ": " + e.what();
     }
     rep.wall_s = seconds_since(t0);

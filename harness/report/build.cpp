@@ -7,7 +7,7 @@
 #include "portbench/report/model.hpp"
 #include "portbench/stats/ratio.hpp"
 #include "portbench/stats/rng.hpp"
-#include "portbench/store/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::report {
 namespace {
@@ -20,12 +20,13 @@ std::string worst_literal(const std::vector<std::string>& values, std::string_vi
     if (failed(v)) return v;
     all_pass = all_pass && v == pass;
   }
-  return all_pass ? std::string(pass) : "NOT_CHECKED";
+  return std::string(all_pass ? pass : verdicts::numerics::not_checked);
 }
 
 role_summary summarize_role(const store::role_results* rr) {
   role_summary s;
-  s.numerics = s.proof = "NOT_CHECKED";
+  s.numerics = verdicts::numerics::not_checked;
+  s.proof = verdicts::proof::not_checked;
   if (rr == nullptr) return s;
   s.frontend = rr->frontend;
   s.runs = rr->runs.size();
@@ -41,8 +42,8 @@ role_summary summarize_role(const store::role_results* rr) {
   s.timed_runs = best.runs;
   s.best_ns = best.best;
   s.spread = best.spread;
-  s.numerics = worst_literal(numerics, store::numerics::pass, &store::numerics_failed);
-  s.proof = worst_literal(proofs, store::proof::executed, &store::proof_failed);
+  s.numerics = worst_literal(numerics, verdicts::numerics::pass, &verdicts::numerics_failed);
+  s.proof = worst_literal(proofs, verdicts::proof::executed, &verdicts::proof_failed);
   return s;
 }
 
@@ -50,6 +51,7 @@ config_row make_row(const store::config_results& c) {
   config_row row;
   row.id = c.info.id;
   row.op = c.info.op;
+  row.params_json = c.info.params_json;
   row.reference = summarize_role(c.find(store::role::reference));
   row.port = summarize_role(c.find(store::role::port));
   row.paired = row.reference.timed_runs > 0 && row.port.timed_runs > 0;
@@ -69,8 +71,8 @@ void count_runs(const store::config_results& c, operator_summary& op, run_tally&
       ++op.numerics[run.verdicts.numerics];
       ++op.proof[run.verdicts.proof];
       ++op.timing[run.verdicts.timing];
-      bool failed = store::numerics_failed(run.verdicts.numerics) ||
-                    store::proof_failed(run.verdicts.proof) || !run.error.empty();
+      bool failed = verdicts::numerics_failed(run.verdicts.numerics) ||
+                    verdicts::proof_failed(run.verdicts.proof) || !run.error.empty();
       if (!run.error.empty()) ++op.errors;
       if (failed) {
         if (tally.failures++ == 0) {
@@ -80,8 +82,8 @@ void count_runs(const store::config_results& c, operator_summary& op, run_tally&
                                  : fmt::format("numerics {}, proof {}", run.verdicts.numerics,
                                                run.verdicts.proof));
         }
-      } else if (!store::numerics_passed(run.verdicts.numerics) ||
-                 !store::proof_passed(run.verdicts.proof)) {
+      } else if (!verdicts::numerics_passed(run.verdicts.numerics) ||
+                 !verdicts::proof_passed(run.verdicts.proof)) {
         ++tally.unverified;
       }
     }
@@ -97,13 +99,15 @@ std::vector<stats::paired_runs> paired_inputs(const std::vector<const config_row
 }
 
 void decide(operator_summary& op, const run_tally& tally, double gate) {
-  if (op.paired == 0) {
-    op.verdict = verdict::no_data;
-    op.reason = "no configuration has valid timings on both sides";
-  } else if (tally.failures > 0) {
+  // A failure is named before a lack of data: a port that errors on every configuration has no
+  // timings either, and "no data" would hide why.
+  if (tally.failures > 0) {
     op.verdict = verdict::checks_failed;
     op.reason = fmt::format("{} run(s) failed a check or errored, first: {}", tally.failures,
                             tally.first_failure);
+  } else if (op.paired == 0) {
+    op.verdict = verdict::no_data;
+    op.reason = "no configuration has valid timings on both sides";
   } else if (tally.unverified > 0) {
     op.verdict = verdict::unverified;
     op.reason = fmt::format("{} run(s) without PASS numerics and EXECUTED proof", tally.unverified);

@@ -28,10 +28,11 @@ std::string render_compare_markdown(const compare_data& d) {
                      detail::md_cell(d.baseline.git_revision), detail::md_cell(d.baseline.gpu_name),
                      d.current_file, detail::md_cell(d.current.git_revision),
                      detail::md_cell(d.current.gpu_name));
-  out += fmt::format("**{}**: ", d.regressed() ? "REGRESSED" : "no regression");
+  out += fmt::format("**{}**: ", d.regressed() ? stats::regression::regressed : "no regression");
   std::string counts;
-  for (const char* v : {"REGRESSED", "IMPROVED", "UNCHANGED", "INCONCLUSIVE"}) {
-    auto it = d.counts.find(v);
+  for (std::string_view v : {stats::regression::regressed, stats::regression::improved,
+                             stats::regression::unchanged, stats::regression::inconclusive}) {
+    auto it = d.counts.find(std::string(v));
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", v, it == d.counts.end() ? 0 : it->second);
   }
   out += counts + fmt::format(" (of {} configuration/front-end pairs", d.rows.size());

@@ -2,18 +2,8 @@
 #include "portbench/store/error.hpp"
 
 namespace portbench::store {
-namespace {
 
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
-}  // namespace
-
-store_error::store_error(const std::filesystem::path& file, const std::string& cause)
-    : std::runtime_error(one_line(file.string() + ": " + cause)), m_file(file) {}
+store_error::store_error(const std::filesystem::path& file, const std::string& cause, code_location where)
+    : portbench::error(file.string() + ": " + cause, {.file = file.string(), .where = where}), m_path(file) {}
 
 }  // namespace portbench::store

@@ -15,11 +15,15 @@
 #include <utility>
 #include <vector>
 
+#include "portbench/error.hpp"
+
 namespace portbench::store::detail {
 
-class h5_error : public std::runtime_error {
+/// An HDF5 call failed; the writer and reader rethrow it as a store_error naming the file.
+class h5_error : public portbench::error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit h5_error(const std::string& what, code_location where = code_location::current())
+      : portbench::error(what, {.where = where}) {}
 };
 
 /// Turns off HDF5's automatic error printing (once per process) so that failures reach the

@@ -8,7 +8,7 @@
 #include "contents.hpp"
 #include "layout.hpp"
 #include "portbench/store/error.hpp"
-#include "portbench/store/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "provenance_io.hpp"
 
 namespace portbench::store::detail {
@@ -37,6 +37,8 @@ run_record read_run(hid_t group, const scalar_attributes& a, const config_result
   r.output_digest = text("output_digest");
   r.error = text("error");
   r.dropped_samples = static_cast<std::int64_t>(number("dropped_samples", 0));
+  r.throttled_samples = static_cast<std::int64_t>(number("throttled_samples", 0));   // 0 in older files
+  r.timing_detail = text("timing_detail");
   r.stats.count = static_cast<std::int64_t>(number("count", 0));
   r.stats.median_ns = number("median_ns", nan);
   r.stats.min_ns = number("min_ns", nan);
@@ -88,7 +90,7 @@ void read_role(hid_t group, const std::string& path, config_results& config, boo
       group_handle run = open_group(group, name);
       scalar_attributes attrs = read_scalar_attributes(run.get());
       auto state = attrs.text.find("state");
-      if (state == attrs.text.end() || state->second != run_complete) {
+      if (state == attrs.text.end() || state->second != verdicts::run_state::complete) {
         dmg.incomplete_run(run_path);
         continue;
       }

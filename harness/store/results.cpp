@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/store/results.hpp"
 
-#include "portbench/store/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::store {
 
@@ -22,7 +22,7 @@ void run_record::add_sample(const sample& s) {
 }
 
 bool run_record::has_valid_timing() const noexcept {
-  return timing_valid(verdicts.timing) && stats.count > 0;
+  return ::portbench::verdicts::timing_valid(verdicts.timing) && stats.count > 0;
 }
 
 const role_results* config_results::find(role r) const noexcept {

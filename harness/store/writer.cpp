@@ -12,7 +12,7 @@
 #include "portbench/store/error.hpp"
 #include "portbench/store/merge.hpp"
 #include "portbench/store/reader.hpp"
-#include "portbench/store/verdicts.hpp"
+#include "portbench/verdicts.hpp"
 #include "provenance_io.hpp"
 
 namespace portbench::store {
@@ -65,7 +65,7 @@ void validate_run(const std::filesystem::path& path, const run_record& r) {
   if (r.frontend.empty()) throw store_error(path, where() + ": empty front end name");
   if (r.run < 0) throw store_error(path, where() + ": negative run index");
   for (const auto* v : {&r.verdicts.numerics, &r.verdicts.proof, &r.verdicts.timing}) {
-    if (!is_verdict_literal(*v)) {
+    if (!verdicts::is_literal(*v)) {
       throw store_error(path, where() + ": verdict '" + *v + "' is not an upper-case literal");
     }
   }
@@ -74,7 +74,7 @@ void validate_run(const std::filesystem::path& path, const run_record& r) {
       (!r.event_time_ns.empty() && r.event_time_ns.size() != n)) {
     throw store_error(path, where() + ": sm_clock_mhz/event_time_ns lengths differ from time_ns");
   }
-  if (timing_valid(r.verdicts.timing)) {
+  if (verdicts::timing_valid(r.verdicts.timing)) {
     if (n == 0) throw store_error(path, where() + ": timing VALID but no samples");
     for (auto t : r.time_ns) {
       if (t <= 0) throw store_error(path, where() + ": timing VALID but a sample is <= 0 ns");
@@ -287,6 +287,8 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_attribute(g.get(), "output_digest", run.output_digest);
     detail::write_attribute(g.get(), "error", run.error);
     detail::write_attribute(g.get(), "dropped_samples", run.dropped_samples);
+    detail::write_attribute(g.get(), "throttled_samples", run.throttled_samples);
+    detail::write_attribute(g.get(), "timing_detail", run.timing_detail);
     detail::write_attribute(g.get(), "count", st.count);
     detail::write_attribute(g.get(), "median_ns", st.median_ns);
     detail::write_attribute(g.get(), "min_ns", st.min_ns);
@@ -301,7 +303,7 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_attribute(g.get(), "verify_s", run.cost.verify_s);
     detail::write_attribute(g.get(), "sampling_s", run.cost.sampling_s);
     detail::write_attribute(g.get(), "item_wall_s", run.cost.item_wall_s);
-    detail::write_attribute(g.get(), "state", run_complete);  // last: the run is whole
+    detail::write_attribute(g.get(), "state", verdicts::run_state::complete);  // last: the run is whole
   } catch (const detail::h5_error& e) {
     throw store_error(m->path, e.what());
   }

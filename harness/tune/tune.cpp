@@ -5,32 +5,18 @@
 #include <chrono>
 #include <ctime>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "portbench/bundle/bundle.hpp"
 #include "portbench/bundle/error.hpp"
-#include "portbench/measure/verdicts.hpp"
-#include "portbench/reference/tolerance.hpp"
+#include "portbench/reference/config_json.hpp"
+#include "portbench/sweep/suite.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::tune {
 namespace {
 
 using json = nlohmann::json;
-
-json params_json(const reference::config& c) {
-  json j = json::object();
-  for (const auto& [k, v] : c.params) {
-    std::visit(
-        [&](const auto& x) {
-          using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, std::monostate>) j[k] = nullptr;
-          else j[k] = x;
-        },
-        v);
-  }
-  return j;
-}
 
 std::string tuning_source(const std::string& tuning_json) {
   if (tuning_json.empty()) return {};
@@ -44,23 +30,23 @@ double best_of(const std::vector<double>& medians) {
 }
 
 // A later run's worse verdict replaces an earlier pass: every run must pass.
-void keep_worst(std::string& slot, const std::string& v, const char* good) {
+void keep_worst(std::string& slot, const std::string& v, std::string_view good) {
   if (slot.empty() || slot == good) slot = v;
 }
 
 }  // namespace
 
 bool candidate_result::eligible() const {
-  return numerics == reference::verdicts::pass && proof == measure::k_proof_executed &&
-         status == measure::k_status_ok && best_ns > 0;
+  return numerics == verdicts::numerics::pass && proof == verdicts::proof::executed &&
+         status == verdicts::status::ok && best_ns > 0;
 }
 
-measure::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped) {
-  measure::sweep_plan plan;
+sweep::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped) {
+  sweep::sweep_plan plan;
   plan.suite_name = "tune";
   std::set<std::string> wanted;   // config ids of the suite, when one is given
   if (!opt.suite_file.empty()) {
-    const auto s = measure::load_suite(opt.suite_file);
+    const auto s = sweep::load_suite(opt.suite_file);
     plan.suite_name = "tune:" + s.name;
     for (const auto& e : s.entries) wanted.insert(e.config.id());
   }
@@ -71,9 +57,9 @@ measure::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std
     dirs.insert(dirs.end(), found.begin(), found.end());
   }
   plan.bundles.reserve(dirs.size());
-  for (const auto& d : dirs) plan.bundles.push_back(bundle::load_bundle(d));
-  for (const auto& b : plan.bundles) {
-    bool used = false;
+  for (const auto& d : dirs) plan.bundles.push_back({bundle::load_bundle(d), true});
+  for (auto& pb : plan.bundles) {
+    const bundle::bundle& b = pb.loaded;
     for (const auto& cp : b.plan.configs) {
       const std::string id = cp.config.id();
       if (!wanted.empty() && wanted.count(id) == 0) continue;
@@ -83,17 +69,15 @@ measure::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std
       }
       for (const auto& v : cp.variants) {
         if (v.name == cp.variant) continue;   // the baseline itself
-        measure::planned_pair p;
+        sweep::planned_item p;
         p.config = cp.config;
-        p.params = params_json(cp.config);
-        p.ref_bundle = p.port_bundle = b.dir.string();
-        p.ref_frontend = p.port_frontend = b.plan.frontend;
-        p.port_variant = v.name;
-        plan.pairs.push_back(std::move(p));
-        used = true;
+        p.params = reference::params_to_json(cp.config);
+        p.reference = {b.dir.string(), b.plan.frontend, ""};
+        p.port = {b.dir.string(), b.plan.frontend, v.name};
+        plan.items.push_back(std::move(p));
+        pb.used = true;
       }
     }
-    if (used) plan.bundles_used.push_back(&b);
   }
   return plan;
 }
@@ -101,7 +85,7 @@ measure::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std
 tune_result run_tune(const tune_options& opt) {
   tune_result out;
   const auto plan = plan_tune(opt, out.skipped);
-  if (plan.pairs.empty()) return out;
+  if (plan.items.empty()) return out;
 
   // Per (bundle, configuration): the baseline's and each candidate's run medians and verdicts.
   struct side_runs {
@@ -109,31 +93,31 @@ tune_result run_tune(const tune_options& opt) {
     std::string numerics, proof, status, error;
   };
   struct config_runs {
-    const measure::planned_pair* first = nullptr;
+    const sweep::planned_item* first = nullptr;
     side_runs baseline;
     std::map<std::string, side_runs> candidates;
   };
   std::map<std::string, config_runs> runs;
-  std::mutex lock;
-  auto sink = [&](const measure::planned_pair& pair, int, const measure::item_report& r) {
-    std::lock_guard g(lock);
-    auto& c = runs[pair.ref_bundle + "|" + pair.config.id()];
+  // run_sweep calls the sink one report at a time.
+  auto sink = [&](const sweep::planned_item& pair, int, const measure::item_report& r) {
+    auto& c = runs[pair.reference.bundle + "|" + pair.config.id()];
     if (c.first == nullptr) c.first = &pair;
     auto take = [&](side_runs& s, const measure::side_report& side) {
-      if (side.median_ns > 0 && side.timing == measure::k_timing_valid) s.medians.push_back(side.median_ns);
-      keep_worst(s.numerics, side.numerics, reference::verdicts::pass.data());
-      keep_worst(s.proof, side.proof, measure::k_proof_executed);
-      keep_worst(s.status, r.status, measure::k_status_ok);
+      if (side.median_ns > 0 && verdicts::timing_valid(side.timing)) s.medians.push_back(side.median_ns);
+      keep_worst(s.numerics, side.numerics, verdicts::numerics::pass);
+      keep_worst(s.proof, side.proof, verdicts::proof::executed);
+      keep_worst(s.status, r.status, verdicts::status::ok);
       if (!r.error.empty()) s.error = r.error;
     };
     take(c.baseline, r.ref);
-    take(c.candidates[pair.port_variant], r.port);
+    take(c.candidates[pair.port.variant], r.port);
   };
-  out.summary = measure::run_sweep(opt.sweep, plan, sink);
+  out.summary = sweep::run_sweep(opt.sweep, plan, sink);
 
   for (const auto& [key, c] : runs) {
-    const auto& b = *std::find_if(plan.bundles.begin(), plan.bundles.end(),
-                                  [&](const bundle::bundle& x) { return x.dir.string() == c.first->ref_bundle; });
+    const auto& b = std::find_if(plan.bundles.begin(), plan.bundles.end(), [&](const sweep::plan_bundle& x) {
+                       return x.loaded.dir.string() == c.first->reference.bundle;
+                     })->loaded;
     const auto* cp = b.plan.find(c.first->config);
     config_choice ch;
     ch.bundle_dir = b.dir.string();
@@ -145,8 +129,8 @@ tune_result run_tune(const tune_options& opt) {
     ch.baseline_source = cp != nullptr ? tuning_source(cp->tuning_json) : std::string{};
     ch.baseline_ns = best_of(c.baseline.medians);
     ch.chosen = ch.baseline;
-    const bool baseline_ok = c.baseline.numerics == reference::verdicts::pass &&
-                             c.baseline.proof == measure::k_proof_executed && ch.baseline_ns > 0;
+    const bool baseline_ok = c.baseline.numerics == verdicts::numerics::pass &&
+                             c.baseline.proof == verdicts::proof::executed && ch.baseline_ns > 0;
     for (const auto& [name, s] : c.candidates) {
       candidate_result cr{name, 0, best_of(s.medians), s.numerics, s.proof, s.status, s.error};
       if (cr.best_ns > 0 && ch.baseline_ns > 0) cr.speedup = ch.baseline_ns / cr.best_ns;

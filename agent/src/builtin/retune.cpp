@@ -146,8 +146,8 @@ struct retuner {
       return out;
     }
     for (const auto& c : m.report.configs) {
-      bool pass = c.ref_numerics == "PASS" && c.port_numerics == "PASS" && c.ref_proof == "EXECUTED" &&
-                  c.port_proof == "EXECUTED";
+      bool pass = c.ref_numerics == verdicts::numerics::pass.data() && c.port_numerics == verdicts::numerics::pass.data() && c.ref_proof == verdicts::proof::executed.data() &&
+                  c.port_proof == verdicts::proof::executed.data();
       if (pass && std::isfinite(c.ratio)) out[c.id] = c.ratio;
     }
     return out;

@@ -110,10 +110,11 @@ ojson ir_diff_stage::do_run(const stage_context& ctx, command_runner& cmd) const
   in.advisory = ctx.options().value("advisory", false);
   int n = 0;
   for (const auto& id : ctx.config_ids()) {
-    command_call c = cmd.portbench({"ir-diff", ctx.text("reference_bundle"), ctx.text("port_bundle"), "--config", id,
-                                    "--format", "json"},
+    // --config is a regular expression (search): anchored and escaped, it names this id alone.
+    command_call c = cmd.portbench({"ir-diff", ctx.text("reference_bundle"), ctx.text("port_bundle"), "--config",
+                                    exact_ids_regex({id}), "--format", "json"},
                                    "ir-diff-" + std::to_string(n++));
-    // ir-diff exits 1 for a structural difference, 2 when it cannot compare.
+    // ir-diff exits 1 for a structural difference or NOT_COMPARABLE, 2 on bad input.
     if (c.exit_code != 0 && c.exit_code != 1) {
       in.failure = failure_of(c);
       break;

@@ -128,15 +128,19 @@ TEST(AgentAdapters, AnalyzeVerdicts) {
 }
 
 TEST(AgentAdapters, IrDiffMapping) {
+  // Real portbench ir-diff output (portbench.ir_diff/1: bundles[].configs[]).
   auto notes = read_ir_diff(sample("ir-diff-notes.json"), "unused");
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].id, k_small);
+  EXPECT_EQ(notes[0].id, "rms_norm/dtype=float16,m=4096,n=1024");
+  EXPECT_EQ(notes[0].verdict, "PASS_WITH_NOTES");
   auto structural = read_ir_diff(sample("ir-diff-structural.json"), "unused");
+  ASSERT_EQ(structural.size(), 1u);
+  EXPECT_EQ(structural[0].id, k_small);
   auto out = ir_diff_output(ir_in({notes[0], structural[0]}));
   EXPECT_EQ(out["verdict"], "FAIL_FIXABLE");
   EXPECT_EQ(out["configs"][0]["verdict"], "PASS_WITH_NOTES");
-  EXPECT_EQ(out["configs"][1]["differences"][0]["kind"], "TILE_SHAPE_DIFFERS");
-  EXPECT_EQ(out["configs"][1]["differences"][0]["port"], "tile<16x32xbf16>");
+  EXPECT_EQ(out["configs"][1]["differences"][0]["kind"], "tile_shape");
+  EXPECT_EQ(out["configs"][1]["differences"][0]["port"], "load view weak 1x4x32xf16 padding=zero");
   EXPECT_EQ(valid("ir_diff", out), "");
   EXPECT_EQ(ir_diff_output(ir_in({notes[0]}))["verdict"], "PASS_WITH_NOTES");
   // Advisory (a translate that cannot change the structure): the difference is a note.
@@ -144,7 +148,7 @@ TEST(AgentAdapters, IrDiffMapping) {
   advisory_in.advisory = true;
   auto advisory = ir_diff_output(advisory_in);
   EXPECT_EQ(advisory["verdict"], "PASS_WITH_NOTES");
-  EXPECT_EQ(advisory["configs"][1]["differences"][1]["kind"], "LOOP_NEST_DIFFERS");
+  EXPECT_EQ(advisory["configs"][1]["differences"][1]["kind"], "tile_shape");   // the differences stay
   ir_diff_config none{k_small, "NOT_COMPARABLE", {}};
   EXPECT_EQ(ir_diff_output(ir_in({none}))["verdict"], "PASS_WITH_NOTES");
   ir_diff_config same{k_small, "PASS", {}};
@@ -154,10 +158,14 @@ TEST(AgentAdapters, IrDiffMapping) {
 }
 
 TEST(AgentAdapters, DiagnoseFindings) {
+  // Real portbench diagnose output (portbench.diagnose/1): configs[].config and ranked findings.
   auto findings = read_diagnose(sample("diagnose.json"));
-  ASSERT_EQ(findings.size(), 2u);
-  EXPECT_EQ(findings[0].config, k_long);
+  ASSERT_EQ(findings.size(), 5u);
+  EXPECT_EQ(findings[0].config, k_small);
   EXPECT_EQ(findings[0].tag, "FEWER_WAVES");
+  EXPECT_EQ(findings[0].rank, 1);
+  EXPECT_EQ(findings[1].tag, "REGISTER_SPILL");
+  EXPECT_NE(findings[1].evidence.find("LDL/STL"), std::string::npos);
   auto out = diagnose_output(diag_in(findings));
   EXPECT_EQ(out["verdict"], "FIXABLE");
   EXPECT_EQ(valid("diagnose", out), "");

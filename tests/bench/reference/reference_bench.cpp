@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "portbench/reference/cache.hpp"
+#include "portbench/reference/config_json.hpp"
 #include "portbench/reference/spec.hpp"
 #include "portbench/reference/tensor_access.hpp"
 
@@ -174,17 +175,6 @@ double seconds_since(steady::time_point t0) {
   return std::chrono::duration<double>(steady::now() - t0).count();
 }
 
-// As harness/measure/orchestrator.cpp reads suite params (not linked: the harness needs CUDA
-// headers and is not part of the reference-only build).
-pr::param_value to_value(const json& v) {
-  if (v.is_null()) return std::monostate{};
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) return v.get<std::string>();
-  throw pr::spec_error("expected null, a boolean, a number or a string");
-}
-
 // Arbitrary non-zero finite values in every output, as a kernel would leave (make_inputs zeroes
 // them). A short pattern is encoded once and repeated, so filling 10 GB costs a memcpy. inout
 // tensors keep their seeded inputs, which are non-zero and unrelated to the expected values.
@@ -268,13 +258,7 @@ int run_suite(const options& opt) {
     try {
       if (!has_op) throw pr::spec_error("op: missing or not a string");
       if (!has_params) throw pr::spec_error("params: missing or not an object");
-      for (const auto& [k, v] : e["params"].items()) {
-        try {
-          c.params[k] = to_value(v);
-        } catch (const std::exception& ex) {
-          throw pr::spec_error("params." + k + ": " + ex.what());
-        }
-      }
+      c = pr::config_from_json(c.op, e["params"]);
     } catch (const std::exception& ex) {
       reason = ex.what();
     }

@@ -41,6 +41,31 @@ TEST(InspectCli, PrintsEntriesLayoutAndArchitectureOfEveryBundle) {
   }
 }
 
+TEST(InspectCli, JsonAndCsvHaveOneRowPerEntry) {
+  const auto dir = pt::bundle_root() / "triton" / "rms_norm";
+  auto r = pt::run_process({PORTBENCH_BIN, "inspect", dir.string(), "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = json::parse(r.out);
+  const auto m = json::parse(pt::read_text(dir / "manifest.json"));
+  ASSERT_EQ(rows.size(), m["cubins"].size()) << "one entry per Triton cubin";
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["frontend"], "triton");
+    EXPECT_EQ(row["operator"], "rms_norm");
+    EXPECT_TRUE(row["registers"].is_number_integer());
+    EXPECT_GT(row["registers"].get<int>(), 0);
+    EXPECT_EQ(row["params"].get<std::string>().rfind("#0@0:8", 0), 0u) << row;
+    bool listed = false;
+    for (const auto& c : m["cubins"]) listed = listed || (c["file"] == row["cubin"] && c["sha256"] == row["sha256"]);
+    EXPECT_TRUE(listed) << row;
+  }
+  auto csv = pt::run_process({PORTBENCH_BIN, "inspect", dir.string(), "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), static_cast<long>(rows.size()) + 1);
+  EXPECT_EQ(csv.out.rfind("bundle,frontend,operator,arch,cubin,sha256,", 0), 0u) << csv.out;
+  auto bad = pt::run_process({PORTBENCH_BIN, "inspect", dir.string(), "--format", "xml"});
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 class BadInput : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -5,8 +5,18 @@
 
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <map>
 #include <string_view>
+#include <variant>
 
+#include <nlohmann/json.hpp>
+
+#include "portbench/bundle/bundle.hpp"
+#include "portbench/bundle/sha256.hpp"
+#include "portbench/diagnose/roofline.hpp"
 #include "portbench/stats/rng.hpp"
 #include "portbench/store/writer.hpp"
 
@@ -55,11 +65,80 @@ truth make_truth(std::size_t i, const synth_options& o) {
   return t;
 }
 
+/// The configurations two front ends' real bundles share, with times from their bytes.
+struct real_bundles {
+  std::vector<truth> truths;
+  std::vector<store::bundle_provenance> provenance;
+};
+
+std::string file_sha256(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  return bundle::sha256_hex(std::as_bytes(std::span(text.data(), text.size())));
+}
+
+std::string params_json(const reference::config& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : c.params) {
+    std::visit([&](const auto& x) {
+      using T = std::decay_t<decltype(x)>;
+      if constexpr (std::is_same_v<T, std::monostate>) j[k] = nullptr;
+      else j[k] = x;
+    }, v);
+  }
+  return j.dump();
+}
+
+real_bundles read_real_bundles(const synth_options& o) {
+  real_bundles out;
+  std::filesystem::path root(o.bundles);
+  std::map<std::string, bundle::manifest> ports;
+  for (const auto& dir : bundle::find_bundles(root / o.port_frontend)) {
+    auto m = bundle::parse_manifest(dir / "manifest.json");
+    ports.emplace(m.op, std::move(m));
+  }
+  std::regex slow(o.slow_regex.empty() ? std::string("$^") : o.slow_regex);
+  for (const auto& dir : bundle::find_bundles(root / o.reference_frontend)) {
+    auto ref = bundle::parse_manifest(dir / "manifest.json");
+    auto p = ports.find(ref.op);
+    if (p == ports.end()) continue;
+    bool used = false;
+    for (const auto& plan : ref.configs) {
+      if (out.truths.size() >= o.configs || p->second.find(plan.config) == nullptr) continue;
+      truth t;
+      t.info.op = plan.config.op;
+      t.info.id = plan.config.id();
+      t.info.params_json = params_json(plan.config);
+      auto w = diagnose::work_of(t.info);
+      t.reference_ns = (w ? w->bytes / (0.75 * 4150.0) : 2e4) + 2000.0;
+      stats::rng g(stats::hash_seed(o.truth_seed, t.info.id.c_str()));
+      double speed = std::regex_search(t.info.id, slow) ? o.slow_speed : o.port_speed * std::exp(o.port_speed_sd * normal(g));
+      t.port_ns = t.reference_ns / speed;
+      out.truths.push_back(std::move(t));
+      used = true;
+    }
+    if (!used) continue;
+    for (const auto* m : {&ref, &p->second}) {
+      store::bundle_provenance bp;
+      bp.role = m == &ref ? "reference" : "port";
+      bp.frontend = m->frontend;
+      bp.op = m->op;
+      bp.bundle_sha256 = file_sha256(m->path);
+      for (const auto& c : m->cubins) bp.cubin_sha256[c.file] = c.sha256;
+      out.provenance.push_back(std::move(bp));
+    }
+  }
+  if (out.truths.empty()) throw std::runtime_error(o.bundles + ": no configuration both front ends' bundles support");
+  return out;
+}
+
 store::run_record make_run(const truth& t, store::role r, int run, const synth_options& o) {
   store::run_record rec;
   rec.config_id = t.info.id;
   rec.role = r;
-  rec.frontend = r == store::role::reference ? "cutile_python" : "cutile_rust";
+  rec.frontend = r == store::role::reference ? o.reference_frontend : o.port_frontend;
   rec.run = run;
   rec.verdicts = {o.numerics, o.proof, "VALID"};
   double true_ns = r == store::role::reference ? t.reference_ns : t.port_ns;
@@ -98,8 +177,8 @@ store::provenance make_provenance(const synth_options& o) {
   p.command_line = "portbench_synth_results";
   p.suite = o.suite;
   p.seeds = {static_cast<std::int64_t>(o.truth_seed), static_cast<std::int64_t>(o.noise_seed)};
-  p.reference_frontend = "cutile_python";
-  p.port_frontend = "cutile_rust";
+  p.reference_frontend = o.reference_frontend;
+  p.port_frontend = o.port_frontend;
   p.extra["synthetic"] = "true";
   return p;
 }
@@ -108,11 +187,21 @@ store::provenance make_provenance(const synth_options& o) {
 
 synth_result write_synthetic(const std::filesystem::path& path, const synth_options& o) {
   synth_result result;
+  real_bundles real;
+  store::provenance prov = make_provenance(o);
+  if (!o.bundles.empty()) {
+    real = read_real_bundles(o);
+    prov.bundles = real.provenance;
+    auto root = std::filesystem::absolute(o.bundles);
+    prov.command_line = "portbench run --ref " + (root / o.reference_frontend).string() + " --port " +
+                        (root / o.port_frontend).string() + " --suite synthetic --runs " + std::to_string(o.runs);
+    prov.extra["device"] = R"({"gpu_name":")" + o.gpu + R"(","sm_count":132,"compute_capability":"9.0"})";
+  }
   store::results_writer w = o.resume ? store::results_writer::resume(path)
-                                     : store::results_writer::create(path, make_provenance(o),
-                                                                     {.overwrite = o.overwrite});
-  for (std::size_t i = 0; i < o.configs; ++i) {
-    truth t = make_truth(i, o);
+                                     : store::results_writer::create(path, prov, {.overwrite = o.overwrite});
+  std::size_t count = o.bundles.empty() ? o.configs : real.truths.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    truth t = o.bundles.empty() ? make_truth(i, o) : real.truths[i];
     w.add_config(t.info);
     for (int run = 0; run < o.runs; ++run) {
       for (store::role r : {store::role::reference, store::role::port}) {

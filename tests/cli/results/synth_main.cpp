@@ -38,6 +38,11 @@ int main(int argc, char** argv) try {
   app.add_option("--exit-after", o.exit_after, "Die (_exit) after this many appended runs");
   app.add_flag("--resume", o.resume);
   app.add_flag("--overwrite", o.overwrite);
+  app.add_option("--bundles", o.bundles, "Configurations and provenance from these real bundles (e.g. bundles/)");
+  app.add_option("--reference-frontend", o.reference_frontend);
+  app.add_option("--port-frontend", o.port_frontend);
+  app.add_option("--slow", o.slow_regex, "Configurations matching this regex run at --slow-speed");
+  app.add_option("--slow-speed", o.slow_speed);
   CLI11_PARSE(app, argc, argv);
   auto r = portbench::testing::write_synthetic(out, o);
   std::printf("wrote %zu runs, skipped %zu existing, to %s\n", r.appended, r.skipped, out.c_str());

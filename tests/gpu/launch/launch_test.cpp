@@ -24,6 +24,7 @@ namespace pb = portbench::bundle;
 namespace pc = portbench::cuda;
 namespace pv = portbench::verify;
 namespace pt = portbench::testing;
+namespace verdicts = portbench::verdicts;
 
 namespace {
 
@@ -63,7 +64,7 @@ TEST_F(Launch, EveryBundleConfigurationIsCorrectOnRandomInputs) {
                     " max_abs=" + std::to_string(rep.max_abs_err) + " ";
         }
       } catch (const pc::cuda_error& e) {
-        verdict = pv::k_error;
+        verdict = verdicts::numerics::error;
         detail = e.what();
         if (e.is_sticky()) {
           summarize(b.plan.frontend + "\t" + plan.config.id() + "\t" + verdict + "\t" + detail);
@@ -71,8 +72,8 @@ TEST_F(Launch, EveryBundleConfigurationIsCorrectOnRandomInputs) {
         }
       }
       summarize(b.plan.frontend + "\t" + plan.config.id() + "\t" + verdict + "\t" + detail);
-      EXPECT_EQ(verdict, pv::k_pass) << detail;
-      if (verdict == pv::k_pass) passed_frontends.insert(b.plan.frontend + "/" + b.plan.op);
+      EXPECT_EQ(verdict, verdicts::numerics::pass) << detail;
+      if (verdict == verdicts::numerics::pass) passed_frontends.insert(b.plan.frontend + "/" + b.plan.op);
     }
   }
   for (const char* fe : {"cutile_python", "cutile_rust", "triton", "cuda_cpp"}) {
@@ -92,8 +93,8 @@ TEST_F(Launch, PoisonIsOverwrittenForTwoDifferentPatterns) {
     SCOPED_TRACE(b.plan.frontend + " " + plan.config.id());
     auto first = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0xFFFFFFFFu});
     auto second = pv::check_numerics(ctx, b, plan, {.seed = 7, .poison = 0x7F7F7F7Fu});
-    EXPECT_EQ(first.verdict, pv::k_pass);
-    EXPECT_EQ(second.verdict, pv::k_pass);
+    EXPECT_EQ(first.verdict, verdicts::numerics::pass);
+    EXPECT_EQ(second.verdict, verdicts::numerics::pass);
   }
 }
 

@@ -66,6 +66,49 @@ TEST(Cubin, EveryExportedCubinInspectsAndAgreesWithCuobjdump) {
   EXPECT_GT(cubins, 0);
 }
 
+// cuobjdump -elf's value of attribute `name` in each .nv.info.<entry> (absent: not in the map).
+std::map<std::string, int> cuobjdump_attribute(const std::string& dump, const std::string& name) {
+  std::map<std::string, int> out;
+  std::regex section(R"(^\.nv\.info\.(\S+)\s*$)");
+  std::regex value(R"(^\s*Value:\s*0x([0-9a-f]+))");
+  std::string current;
+  bool want = false;
+  std::istringstream lines(dump);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, section)) current = m[1];
+    else if (line.rfind(".", 0) == 0) current.clear();
+    else if (!current.empty() && line.find("Attribute:\t" + name) != std::string::npos) want = line.substr(line.find(name)) == name;
+    else if (want && std::regex_search(line, m, value)) {
+      out[current] = std::stoi(m[1], nullptr, 16);
+      want = false;
+    }
+  }
+  return out;
+}
+
+TEST(Cubin, ResourceAttributesAgreeWithCuobjdump) {
+  if (!std::filesystem::exists(PORTBENCH_CUOBJDUMP)) GTEST_SKIP() << "cuobjdump not installed: run scripts/setup.sh";
+  int checked = 0;
+  for (const auto& dir : pt::all_bundles()) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() != ".cubin") continue;
+      auto info = pb::inspect_cubin(pt::read_bytes(e.path()), e.path().string());
+      auto dump = pt::run_process({PORTBENCH_CUOBJDUMP, "-elf", e.path().string()}).out;
+      auto maxreg = cuobjdump_attribute(dump, "EIATTR_MAXREG_COUNT");
+      auto barriers = cuobjdump_attribute(dump, "EIATTR_NUM_BARRIERS");
+      auto mbarriers = cuobjdump_attribute(dump, "EIATTR_NUM_MBARRIERS");
+      for (const auto& entry : info.entries) {
+        EXPECT_EQ(entry.max_registers, maxreg.count(entry.name) ? maxreg[entry.name] : -1) << e.path();
+        EXPECT_EQ(entry.barriers, barriers.count(entry.name) ? barriers[entry.name] : 0) << e.path();
+        EXPECT_EQ(entry.mbarriers, mbarriers.count(entry.name) ? mbarriers[entry.name] : 0) << e.path();
+        checked += mbarriers.count(entry.name) ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(checked, 10);   // the Tile IR (TMA) entries carry mbarriers
+}
+
 TEST(Cubin, RejectsTruncatedImagesWithOneLineNamingTheFile) {
   auto bundles = pt::all_bundles();
   ASSERT_FALSE(bundles.empty());

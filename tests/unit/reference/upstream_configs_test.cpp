@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "portbench/reference/config_json.hpp"
 #include "portbench/reference/spec.hpp"
 
 namespace pr = portbench::reference;
@@ -27,15 +28,7 @@ std::filesystem::path data_file() {
 }
 
 pr::config to_config(const std::string& op, const nlohmann::json& params) {
-  pr::config c{op, {}};
-  for (const auto& [k, v] : params.items()) {
-    if (v.is_null()) c.params[k] = std::monostate{};
-    else if (v.is_boolean()) c.params[k] = v.get<bool>();
-    else if (v.is_number_integer()) c.params[k] = v.get<std::int64_t>();
-    else if (v.is_number()) c.params[k] = v.get<double>();
-    else if (v.is_string()) c.params[k] = v.get<std::string>();
-  }
-  return c;
+  return pr::config_from_json(op, params);
 }
 
 }  // namespace

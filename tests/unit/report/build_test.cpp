@@ -66,6 +66,24 @@ TEST(ReportBuild, FailuresAndErrorsBeatSpeed) {
   EXPECT_EQ(build_report(g).configs[0].port.numerics, "FAIL");
 }
 
+TEST(ReportBuild, APortThatErrorsEverywhereIsChecksFailedNotNoData) {
+  auto f = file({config("a", 0, 1.0), config("a", 1, 1.0)});
+  for (auto& c : f.configs) {
+    for (auto& run : c.roles[1].runs) {
+      run.verdicts = {"NOT_CHECKED", "NOT_CHECKED", "NOT_MEASURED"};
+      run.error = "ERROR: port cutile: cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE (200)";
+      run.stats.count = 0;
+      run.time_ns.clear();
+    }
+  }
+  report_data r = build_report(f);
+  EXPECT_EQ(r.operators[0].paired, 0u);
+  EXPECT_EQ(r.operators[0].verdict, "CHECKS_FAILED") << r.operators[0].reason;
+  EXPECT_NE(r.operators[0].reason.find("6 run(s) failed a check or errored, first: a/i=0 port run 0: ERROR: port cutile"),
+            std::string::npos) << r.operators[0].reason;
+  EXPECT_EQ(r.overall_verdict, "CHECKS_FAILED");
+}
+
 TEST(ReportBuild, UnpairedAndEmpty) {
   auto f = file({config("a", 0, 1.2), config("a", 1, 1.2)});
   f.configs[1].roles.pop_back();  // no port at all

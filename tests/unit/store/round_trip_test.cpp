@@ -101,6 +101,28 @@ TEST(StoreRoundTrip, FailedRunKeepsErrorAndVerdicts) {
   EXPECT_FALSE(r.has_valid_timing());
 }
 
+TEST(StoreRoundTrip, InvalidTimingKeepsItsSamplesReasonAndThrottledCount) {
+  auto path = temp_file("floor.h5");
+  {
+    auto w = results_writer::create(path, test_provenance());
+    w.add_config(test_config(0));
+    run_record r = test_run(test_config(0), role::port, 0, 1000);
+    r.verdicts.timing = "INVALID_BELOW_FLOOR";
+    r.timing_detail = "median 1000 ns is below the physical floor of 9000 ns: 43.2 MB at 4.80 TB/s";
+    r.dropped_samples = 5;
+    r.throttled_samples = 3;
+    w.append(r);
+  }
+  const results_file f = read_results(path);
+  const run_record& r = f.configs.at(0).roles.at(0).runs.at(0);
+  EXPECT_EQ(r.verdicts.timing, "INVALID_BELOW_FLOOR");
+  EXPECT_EQ(r.timing_detail, "median 1000 ns is below the physical floor of 9000 ns: 43.2 MB at 4.80 TB/s");
+  EXPECT_EQ(r.dropped_samples, 5);
+  EXPECT_EQ(r.throttled_samples, 3);
+  EXPECT_GT(r.stats.count, 0) << "the samples stay on file";
+  EXPECT_FALSE(r.has_valid_timing()) << "but do not count";
+}
+
 TEST(StoreRoundTrip, OddConfigIdsAreEscapedButKept) {
   auto path = temp_file("escape.h5");
   config_info c{"gemm/layout=a/b,pct=5%", "gemm", "{\"layout\":\"a/b\",\"pct\":\"5%\"}"};

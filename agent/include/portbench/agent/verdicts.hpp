@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Verdict literals of the agent pipeline: each stage's output verdicts, verify's failure
-// classes and the pipeline's end states. Literal strings in every file a machine reads.
+// The agent pipeline's vocabulary under the names agent/ uses: stage names, each stage's
+// output verdicts, verify's failure classes and the pipeline's end states. The verdicts are
+// defined in portbench/verdicts.hpp (the one place verdicts are spelled) and named here.
 #pragma once
 #include <string_view>
+
+#include "portbench/verdicts.hpp"
 
 namespace portbench::agent {
 
@@ -20,22 +23,22 @@ inline constexpr std::string_view all[] = {analyze, translate, ir_diff, verify, 
 
 namespace verdict {
 // analyze, ir_diff
-inline constexpr std::string_view pass = "PASS";
-inline constexpr std::string_view pass_with_notes = "PASS_WITH_NOTES";
-inline constexpr std::string_view fail_fixable = "FAIL_FIXABLE";
-inline constexpr std::string_view blocked = "BLOCKED";  ///< every stage: it cannot go on
+inline constexpr std::string_view pass = verdicts::stage::ir_diff::pass;
+inline constexpr std::string_view pass_with_notes = verdicts::stage::ir_diff::pass_with_notes;
+inline constexpr std::string_view fail_fixable = verdicts::stage::fail_fixable;
+inline constexpr std::string_view blocked = verdicts::stage::blocked;  ///< every stage: it cannot go on
 // translate
-inline constexpr std::string_view compiled = "COMPILED";
-inline constexpr std::string_view fail_compile = "FAIL_COMPILE";
+inline constexpr std::string_view compiled = verdicts::stage::translate::compiled;
+inline constexpr std::string_view fail_compile = verdicts::stage::translate::fail_compile;
 // verify
-inline constexpr std::string_view all_pass = "ALL_PASS";
-inline constexpr std::string_view fail = "FAIL";
+inline constexpr std::string_view all_pass = verdicts::stage::verify::all_pass;
+inline constexpr std::string_view fail = verdicts::stage::verify::fail;
 // benchmark
-inline constexpr std::string_view done = "DONE";
-inline constexpr std::string_view investigate = "INVESTIGATE";
+inline constexpr std::string_view done = verdicts::stage::benchmark::done;
+inline constexpr std::string_view investigate = verdicts::stage::benchmark::investigate;
 // diagnose
-inline constexpr std::string_view fixable = "FIXABLE";
-inline constexpr std::string_view aligned = "ALIGNED";
+inline constexpr std::string_view fixable = verdicts::stage::diagnose::fixable;
+inline constexpr std::string_view aligned = verdicts::stage::diagnose::aligned;
 }  // namespace verdict
 
 /// verify FAIL's class: who has to act.
@@ -48,9 +51,9 @@ inline constexpr std::string_view all[] = {host, kernel, env};
 
 /// How a pipeline ends, and its state while it has not.
 namespace pipeline {
-inline constexpr std::string_view running = "RUNNING";
-inline constexpr std::string_view complete = "PIPELINE_COMPLETE";
-inline constexpr std::string_view stopped = "PIPELINE_STOPPED";
+inline constexpr std::string_view running = verdicts::pipeline::running;
+inline constexpr std::string_view complete = verdicts::pipeline::complete;
+inline constexpr std::string_view stopped = verdicts::pipeline::stopped;
 }  // namespace pipeline
 
 }  // namespace portbench::agent

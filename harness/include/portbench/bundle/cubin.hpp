@@ -25,6 +25,10 @@ struct cubin_entry {
   int param_bytes = -1;              ///< EIATTR_CBANK_PARAM_SIZE (-1: absent)
   int registers = -1;                ///< EIATTR_REGCOUNT (-1: absent)
   int frame_bytes = 0;               ///< EIATTR_FRAME_SIZE (local memory per thread)
+  int min_stack_bytes = 0;           ///< EIATTR_MIN_STACK_SIZE (call stack in local memory)
+  int max_registers = -1;            ///< EIATTR_MAXREG_COUNT, the cap ptxas had (-1: absent)
+  int barriers = 0;                  ///< EIATTR_NUM_BARRIERS (named CTA barriers)
+  int mbarriers = 0;                 ///< EIATTR_NUM_MBARRIERS (shared-memory mbarriers, e.g. TMA)
   std::int64_t static_shared_bytes = 0;   ///< size of .nv.shared.<entry>
   std::array<int, 3> required_block{0, 0, 0};   ///< EIATTR_REQNTID, zeros if absent
   int max_threads = 0;                ///< EIATTR_MAX_THREADS, 0 if absent

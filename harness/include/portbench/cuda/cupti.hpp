@@ -5,9 +5,9 @@
 #include <cupti.h>
 
 #include <memory>
-#include <source_location>
-#include <stdexcept>
 #include <string>
+
+#include "portbench/error.hpp"
 
 namespace portbench::cuda {
 
@@ -27,21 +27,18 @@ struct cupti_api {
   std::shared_ptr<void> library;
 };
 
-class cupti_error : public std::runtime_error {
+class cupti_error : public portbench::error {
  public:
   cupti_error(CUptiResult code, const std::string& call, const std::string& detail,
-              std::source_location where = std::source_location::current());
-  [[nodiscard]] CUptiResult code() const noexcept { return m_code; }
-
- private:
-  CUptiResult m_code;
+              code_location where = code_location::current());
+  [[nodiscard]] CUptiResult result() const noexcept { return static_cast<CUptiResult>(code()); }
 };
 
 /// Loads libcupti.so.13 (from PORTBENCH_CUPTI_LIBRARY, the toolkit, or the loader's path).
 [[nodiscard]] std::shared_ptr<const cupti_api> load_cupti();
 
 void cupti_check(const cupti_api& api, CUptiResult code, const char* call,
-                 std::source_location where = std::source_location::current());
+                 code_location where = code_location::current());
 
 }  // namespace portbench::cuda
 

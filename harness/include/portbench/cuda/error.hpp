@@ -3,28 +3,21 @@
 #pragma once
 #include <cuda.h>
 
-#include <source_location>
-#include <stdexcept>
 #include <string>
+
+#include "portbench/error.hpp"
 
 namespace portbench::cuda {
 
-class cuda_error : public std::runtime_error {
+class cuda_error : public portbench::error {
  public:
   /// `call` is the failing expression as written, `detail` extra context (may be empty).
-  cuda_error(CUresult code, std::string call, std::string detail,
-             std::source_location where = std::source_location::current());
+  cuda_error(CUresult code, const std::string& call, const std::string& detail,
+             code_location where = code_location::current());
 
-  [[nodiscard]] CUresult code() const noexcept { return m_code; }
-  [[nodiscard]] const std::string& call() const noexcept { return m_call; }
-  /// CUresult name, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS"; works without a loaded driver.
-  [[nodiscard]] std::string code_name() const;
+  [[nodiscard]] CUresult result() const noexcept { return static_cast<CUresult>(code()); }
   /// True for errors that poison the context (700, 716-719 and kin): the process must restart.
   [[nodiscard]] bool is_sticky() const noexcept;
-
- private:
-  CUresult m_code;
-  std::string m_call;
 };
 
 /// Name of a CUresult without calling into the driver (the driver may be absent).
@@ -32,8 +25,7 @@ class cuda_error : public std::runtime_error {
 [[nodiscard]] bool is_sticky_error(CUresult code) noexcept;
 
 /// Throws cuda_error unless `code` is CUDA_SUCCESS.
-void check(CUresult code, const char* call,
-           std::source_location where = std::source_location::current());
+void check(CUresult code, const char* call, code_location where = code_location::current());
 
 }  // namespace portbench::cuda
 

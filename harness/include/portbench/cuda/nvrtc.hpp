@@ -5,19 +5,18 @@
 #include <nvrtc.h>
 
 #include <cstddef>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "portbench/error.hpp"
+
 namespace portbench::cuda {
 
-class nvrtc_error : public std::runtime_error {
+class nvrtc_error : public portbench::error {
  public:
-  nvrtc_error(nvrtcResult code, const std::string& call, const std::string& detail);
-  [[nodiscard]] nvrtcResult code() const noexcept { return m_code; }
-
- private:
-  nvrtcResult m_code;
+  nvrtc_error(nvrtcResult code, const std::string& call, const std::string& detail,
+              code_location where = code_location::current());
+  [[nodiscard]] nvrtcResult result() const noexcept { return static_cast<nvrtcResult>(code()); }
 };
 
 struct nvrtc_version {

@@ -14,15 +14,21 @@
 namespace portbench::measure {
 
 struct job_item {
-  std::size_t index = 0;        ///< position in the orchestrator's plan
+  std::size_t index = 0;        ///< the orchestrator's number for it, echoed in begin/result
   std::string op;
   nlohmann::json params;        ///< the configuration's parameters, as in the suite
-  std::string ref_bundle, port_bundle;
+  std::string ref_bundle, port_bundle;   ///< port_bundle is empty in a check job
   /// Tuning variants to run instead of each bundle's chosen plan ("": the chosen plan).
   std::string ref_variant, port_variant;
 };
 
+/// measure: numerics, proof and paired timing of reference and port (`portbench run`);
+/// check: one launch of one bundle's plan against the fp64 reference (`portbench check`), whose
+/// outcome is reported on the reference side.
+enum class job_mode { measure, check };
+
 struct job {
+  job_mode mode = job_mode::measure;
   int device = 0;
   int run = 0;                  ///< which of the N independent runs
   std::uint64_t seed = 1;       ///< base seed; each configuration derives its own from it
@@ -39,11 +45,12 @@ struct job {
 /// One side's outcome in one configuration.
 struct side_report {
   std::string frontend;
-  std::string numerics = "NOT_CHECKED";
+  std::string numerics{verdicts::numerics::not_checked};
   std::string numerics_detail;
-  std::string proof = "NOT_CHECKED";
+  std::string proof{verdicts::proof::not_checked};
   std::string proof_detail;
-  std::string timing = "NOT_MEASURED";
+  std::string timing{verdicts::timing::not_measured};
+  std::string timing_detail;     ///< why the timing is invalid (below the physical floor, ...)
   std::vector<sample> samples;
   double median_ns = 0, rel_ci = 0;
   double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)
@@ -54,7 +61,7 @@ struct side_report {
 
 struct item_report {
   std::size_t index = 0;
-  std::string status = "OK";   ///< OK, ERROR, CRASH, HANG, NOT_RUN (verdicts.hpp)
+  std::string status{verdicts::status::ok};   ///< verdicts::status
   std::string error;
   side_report ref, port;
   double wall_s = 0;

@@ -13,19 +13,12 @@
 #include "portbench/measure/cupti_tracer.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sm_clock.hpp"
-#include "portbench/measure/verdicts.hpp"
+#include "portbench/measure/timing_checks.hpp"
+#include "portbench/measure/timing_options.hpp"
+#include "portbench/verdicts.hpp"
 #include "portbench/verify/device_tensors.hpp"
 
 namespace portbench::measure {
-
-struct timing_options {
-  int warmup_launches = 3;        ///< per side, untimed, before the first sample
-  int min_samples = 10;           ///< per side
-  int max_samples = 200;          ///< per side
-  double target_rel_ci = 0.005;   ///< stop when both medians' 95% CI half-width / median is below
-  double time_cap_s = 2.0;        ///< per configuration and run, both sides together
-  bool cold_l2 = true;
-};
 
 struct sample {
   std::int64_t device_ns = -1;   ///< sum of the plan's CUPTI kernel records; -1 when invalid
@@ -38,7 +31,7 @@ struct sample {
 
 struct side_result {
   std::vector<sample> samples;
-  std::string proof = k_proof_executed;
+  std::string proof{verdicts::proof::executed};
   std::string proof_detail;
   std::string timing;
   double median_ns = 0;
@@ -87,6 +80,8 @@ class sampler {
   std::vector<pending> m_window;
   double m_timed_ns = 0;
   bool m_cold_l2 = true;
+  double m_throttle_fraction = 0;
+  int m_max_sm_mhz = -1;
 };
 
 /// One sample's kernel records (sorted by start) against the kernel records its plan's
@@ -94,19 +89,11 @@ class sampler {
 /// and fill kernels, in order): fewer is NOT_EXECUTED (`missing`), more, or one whose entry
 /// name or CTA grid differs, is FOREIGN_KERNEL; else EXECUTED with an empty detail.
 struct record_check {
-  std::string proof = k_proof_executed;
+  std::string proof{verdicts::proof::executed};
   std::string detail;
   bool missing = false;
 };
 [[nodiscard]] record_check check_plan_records(const std::vector<bundle::expected_record>& expected,
                                               const std::vector<const kernel_record*>& recs);
-
-/// Median and the half-width of its 95% confidence interval (distribution-free, from order
-/// statistics) over the median; NaN-free inputs only.
-struct median_ci {
-  double median = 0;
-  double rel_half_width = 0;
-};
-[[nodiscard]] median_ci median_with_ci(std::vector<double> values);
 
 }  // namespace portbench::measure

@@ -9,17 +9,12 @@
 #include "portbench/bundle/bundle.hpp"
 #include "portbench/cuda/context.hpp"
 #include "portbench/reference/spec.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::verify {
 
-/// Numerics verdicts as they appear in files and tables.
-inline constexpr const char* k_pass = "PASS";
-inline constexpr const char* k_fail = "FAIL";
-inline constexpr const char* k_not_checked = "NOT_CHECKED";   ///< nothing compared: never a pass
-inline constexpr const char* k_error = "ERROR";               ///< the launch itself failed
-
 struct numerics_result {
-  std::string verdict = k_not_checked;
+  std::string verdict{verdicts::numerics::not_checked};   ///< portbench/verdicts.hpp
   std::vector<reference::compare_report> reports;
   std::string error;   ///< what failed, when verdict is ERROR
 };

@@ -16,12 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "portbench/reference/spec.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::verify {
-
-/// Where a side's numerics verdict came from, as recorded per run.
-inline constexpr const char* k_source_verified = "VERIFIED";   ///< compared with the fp64 reference here
-inline constexpr const char* k_source_reused = "REUSED";       ///< same inputs and output digest as a verified launch
 
 struct verified_key {
   std::string op;

@@ -13,15 +13,17 @@
 
 #include "portbench/reference/config.hpp"
 #include "portbench/reference/dtype.hpp"
+#include "portbench/error.hpp"
 
 namespace portbench::reference {
 
 class reference_cache;
 
 /// Bad configuration or unknown operator; the message names the operator and the field.
-class spec_error : public std::runtime_error {
+class spec_error : public portbench::error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit spec_error(const std::string& what, code_location where = code_location::current())
+      : portbench::error(what, {.where = where}) {}
 };
 
 enum class tensor_role { in, out, inout };

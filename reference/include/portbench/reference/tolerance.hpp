@@ -20,14 +20,12 @@
 #include <vector>
 
 #include "portbench/reference/spec.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::reference {
 
-namespace verdicts {
-inline constexpr std::string_view pass = "PASS";
-inline constexpr std::string_view fail = "FAIL";
-inline constexpr std::string_view not_checked = "NOT_CHECKED";
-}  // namespace verdicts
+/// The numerics literals (portbench/verdicts.hpp) under the name this part has always used.
+namespace verdicts = ::portbench::verdicts::numerics;
 
 struct tolerance_model {
   double max_ratio = 4.0;   ///< port max error may be this many times the reference's

@@ -40,7 +40,7 @@ struct compare_data {
   std::map<std::string, std::size_t> counts;  ///< verdict -> rows
   std::size_t only_in_current = 0;        ///< (configuration, role) pairs new in current
 
-  [[nodiscard]] bool regressed() const { return counts.count("REGRESSED") != 0; }
+  [[nodiscard]] bool regressed() const { return counts.count(std::string(stats::regression::regressed)) != 0; }
 };
 
 /// True when some (configuration, role) has fewer than 2 valid runs on a side, so that its test

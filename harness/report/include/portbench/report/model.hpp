@@ -17,17 +17,9 @@
 namespace portbench::report {
 
 /// Operator and overall verdicts. PARITY is the only pass. Precedence (first that applies):
-/// NO_DATA, CHECKS_FAILED, UNVERIFIED, INCOMPLETE, then PARITY / BELOW_GATE / INCONCLUSIVE
+/// CHECKS_FAILED, NO_DATA, UNVERIFIED, INCOMPLETE, then PARITY / BELOW_GATE / INCONCLUSIVE
 /// from the interval against the gate.
-namespace verdict {
-inline constexpr std::string_view parity = stats::parity::parity;
-inline constexpr std::string_view below_gate = stats::parity::below_gate;
-inline constexpr std::string_view inconclusive = stats::parity::inconclusive;
-inline constexpr std::string_view no_data = stats::parity::no_data;
-inline constexpr std::string_view checks_failed = "CHECKS_FAILED";  ///< a FAIL, a failed proof, an error
-inline constexpr std::string_view unverified = "UNVERIFIED";        ///< some run NOT_CHECKED
-inline constexpr std::string_view incomplete = "INCOMPLETE";        ///< some configuration unpaired
-}  // namespace verdict
+namespace verdict = ::portbench::verdicts::parity;
 
 struct report_options {
   double gate = stats::default_parity_gate;  ///< minimum port/reference speed for PARITY
@@ -50,6 +42,7 @@ struct role_summary {
 struct config_row {
   std::string id;
   std::string op;
+  std::string params_json;  ///< the configuration's parameters (bytes and flops come from them)
   role_summary reference;
   role_summary port;
   bool paired = false;  ///< both sides have at least one timed run

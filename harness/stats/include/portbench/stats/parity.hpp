@@ -8,15 +8,12 @@
 #include <string_view>
 
 #include "portbench/stats/bootstrap.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::stats {
 
-namespace parity {
-inline constexpr std::string_view parity = "PARITY";
-inline constexpr std::string_view below_gate = "BELOW_GATE";
-inline constexpr std::string_view inconclusive = "INCONCLUSIVE";
-inline constexpr std::string_view no_data = "NO_DATA";
-}  // namespace parity
+/// The report verdicts (portbench/verdicts.hpp); parity_verdict returns one of the first four.
+namespace parity = ::portbench::verdicts::parity;
 
 inline constexpr double default_parity_gate = 0.95;
 

@@ -26,14 +26,12 @@
 #include <string_view>
 #include <vector>
 
+#include "portbench/verdicts.hpp"
+
 namespace portbench::stats {
 
-namespace regression {
-inline constexpr std::string_view regressed = "REGRESSED";
-inline constexpr std::string_view improved = "IMPROVED";
-inline constexpr std::string_view unchanged = "UNCHANGED";
-inline constexpr std::string_view inconclusive = "INCONCLUSIVE";
-}  // namespace regression
+/// The regression verdicts (portbench/verdicts.hpp).
+namespace regression = ::portbench::verdicts::regression;
 
 struct regression_options {
   double threshold = 0.02;      ///< smallest change that counts, relative (0.02 = 2%)

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "portbench/verdicts.hpp"
+
 namespace portbench::store {
 
 /// Written to the root attribute `schema`; readers refuse other major versions.
@@ -101,11 +103,11 @@ struct run_cost {
   double item_wall_s = std::numeric_limits<double>::quiet_NaN();
 };
 
-/// The verdicts of one run, as literal strings (verdicts.hpp). Defaults are "not checked".
+/// The verdicts of one run, as literal strings (portbench/verdicts.hpp). Defaults are "not checked".
 struct run_verdicts {
-  std::string numerics{"NOT_CHECKED"};
-  std::string proof{"NOT_CHECKED"};
-  std::string timing{"NOT_MEASURED"};
+  std::string numerics{verdicts::numerics::not_checked};
+  std::string proof{verdicts::proof::not_checked};
+  std::string timing{verdicts::timing::not_measured};
 
   friend bool operator==(const run_verdicts&, const run_verdicts&) = default;
 };
@@ -131,12 +133,14 @@ struct run_record {
   std::vector<std::int32_t> sm_clock_mhz;   ///< per sample; empty when not read
   std::vector<std::int64_t> event_time_ns;  ///< per sample; empty when not measured
   std::int64_t dropped_samples = 0;         ///< samples the engine discarded as invalid
+  std::int64_t throttled_samples = 0;       ///< of which taken at a throttled SM clock
 
   run_verdicts verdicts;
   std::string numerics_source;  ///< VERIFIED (checked against fp64 here), REUSED (same inputs and
                                 ///< output digest as a verified launch), "" (never checked)
   std::string output_digest;    ///< 128-bit digest per output tensor, "name:hex;..."
   std::string error;  ///< empty unless the run failed, e.g. "CUDA_ERROR_ILLEGAL_ADDRESS ..."
+  std::string timing_detail;  ///< why the timing is invalid, e.g. below the physical floor
   run_stats stats;    ///< filled by the reader (and by the writer on append)
   run_cost cost;
 

@@ -9,7 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "portbench/measure/orchestrator.hpp"
+#include "portbench/sweep/execute.hpp"
+#include "portbench/sweep/plan.hpp"
 
 namespace portbench::tune {
 
@@ -18,7 +19,7 @@ inline constexpr const char* k_record_schema = "portbench.tuning-record/1";
 struct tune_options {
   std::vector<std::string> bundle_dirs;   ///< folders searched for bundles with variants
   std::string suite_file;                 ///< optional: only these configurations ("" = every one)
-  measure::sweep_options sweep;           ///< runs, devices, timing, timeout, worker executable
+  sweep::execute_options sweep;           ///< runs, devices, timing, timeout, worker executable
 };
 
 /// One candidate's outcome against the baseline, best of the runs.
@@ -44,12 +45,12 @@ struct config_choice {
 struct tune_result {
   std::vector<config_choice> choices;
   std::vector<std::pair<std::string, std::string>> skipped;   ///< config id, why (no variants, ...)
-  measure::sweep_summary summary;
+  sweep::sweep_summary summary;
 };
 
 /// The paired plan `tune` measures: per configuration with variants, every candidate other than
 /// the chosen one as the port against the chosen plan as the reference (same bundle).
-[[nodiscard]] measure::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped);
+[[nodiscard]] sweep::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped);
 
 /// Runs the plan and picks a winner per configuration.
 [[nodiscard]] tune_result run_tune(const tune_options& opt);
