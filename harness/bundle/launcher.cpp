@@ -127,9 +127,17 @@ loaded_plan::loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_pl
     k.allow_dynamic_shared(static_cast<int>(l.shared_bytes));
     m_kernels.push_back(std::move(k));
   }
-  const step_kernel_set needed = needed_step_kernels(plan.scratch, plan.steps);
+  const step_kernel_set needed = needed_step_kernels(plan.steps);
   if (!needed.empty()) m_steps = std::make_unique<step_kernels>(m_ctx, needed);
-  m_expected = expected_records(plan.scratch, plan.launches, plan.steps, static_cast<unsigned>(m_ctx->info().sm_count));
+  m_expected = expected_records(plan.launches, plan.steps, static_cast<unsigned>(m_ctx->info().sm_count));
+  // Fill inits no memset can lay down are uploaded from these host images.
+  for (const auto& sc : plan.scratch) {
+    if (!sc.fill_init || sc.bytes == 0) continue;
+    const view_spec whole = whole_scratch(sc, sc.fill_init->type);
+    if (!choose_fill(whole, *sc.fill_init).memset) {
+      m_init_images.emplace(sc.name, fill_image(*sc.fill_init, static_cast<std::uint64_t>(whole.elements())));
+    }
+  }
 }
 
 loaded_plan::~loaded_plan() = default;
@@ -165,25 +173,6 @@ void loaded_plan::launch(const plan_step& st, const cuda::stream& s, const tenso
   }
 }
 
-namespace {
-
-// A fill by memset where the elements are one dense run and the pattern repeats in 1, 2 or 4
-// bytes (no kernel record), else by the harness fill kernel.
-void fill(const cuda::driver_api& api, const step_kernels* kernels, const cuda::stream& s, const view_spec& target,
-          const bound_view& dst, const fill_value& value) {
-  const fill_method m = choose_fill(target, value);
-  if (!m.memset) {
-    kernels->fill(s, dst, value.bits);
-    return;
-  }
-  const CUdeviceptr at = dst.first_byte();
-  if (m.unit == 1) PB_CU(api.cuMemsetD8Async(at, static_cast<unsigned char>(m.pattern), m.count, s.native()));
-  else if (m.unit == 2) PB_CU(api.cuMemsetD16Async(at, static_cast<unsigned short>(m.pattern), m.count, s.native()));
-  else PB_CU(api.cuMemsetD32Async(at, m.pattern, m.count, s.native()));
-}
-
-}  // namespace
-
 void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const {
   const auto& api = m_ctx->api();
   // Every step is bound and checked before anything is enqueued: a bad view launches nothing.
@@ -195,8 +184,8 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
     if (st.kind == step_kind::copy) copies.push_back(bind_copy(st.copy, tensors, scratch, m_plan->scratch, at));
   }
   // Buffers the exporter declared initialised (a wrapper's torch.zeros, or torch.tensor of one
-  // host value) start from that value in every execution of the plan. Zero fills are memsets,
-  // outside the device time, as are pattern fills a memset can lay down.
+  // host value) hold that value at the start of every execution of the plan. These are memsets
+  // or uploads, never kernels: preparation, outside the plan's device time.
   for (const auto& sc : m_plan->scratch) {
     if ((!sc.zero_init && !sc.fill_init) || sc.bytes == 0) continue;
     auto it = scratch.find(sc.name);
@@ -205,9 +194,15 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
       PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
       continue;
     }
-    const view_spec whole = whole_scratch(sc, sc.fill_init->type);
-    fill(api, m_steps.get(), s, whole, bind_view(whole, tensors, scratch, m_plan->scratch, m_where + ": scratch " + sc.name),
-         *sc.fill_init);
+    auto image = m_init_images.find(sc.name);
+    if (image != m_init_images.end()) {
+      PB_CU(api.cuMemcpyHtoDAsync(it->second, image->second.data(), image->second.size(), s.native()));
+      continue;
+    }
+    const fill_method m = choose_fill(whole_scratch(sc, sc.fill_init->type), *sc.fill_init);
+    if (m.unit == 1) PB_CU(api.cuMemsetD8Async(it->second, static_cast<unsigned char>(m.pattern), m.count, s.native()));
+    else if (m.unit == 2) PB_CU(api.cuMemsetD16Async(it->second, static_cast<unsigned short>(m.pattern), m.count, s.native()));
+    else PB_CU(api.cuMemsetD32Async(it->second, m.pattern, m.count, s.native()));
   }
   std::size_t next_fill = 0, next_copy = 0;
   for (const auto& st : m_plan->steps) {
@@ -216,7 +211,7 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
         launch(st, s, tensors, scratch);
         break;
       case step_kind::fill:
-        fill(api, m_steps.get(), s, st.fill.target, fills[next_fill++], st.fill.value);
+        m_steps->fill(s, fills[next_fill++], st.fill.value.bits);
         break;
       case step_kind::copy:
         m_steps->copy(s, copies[next_copy++]);

@@ -2,6 +2,7 @@
 #include "portbench/bundle/steps.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <numeric>
 
 #include "portbench/bundle/error.hpp"
@@ -160,6 +161,15 @@ fill_method choose_fill(const view_spec& target, const fill_value& value) noexce
   return m;
 }
 
+std::vector<std::byte> fill_image(const fill_value& value, std::uint64_t elements) {
+  const std::size_t size = size_of(value.type);
+  std::vector<std::byte> out(size * elements);
+  for (std::uint64_t i = 0; i < elements; ++i) {
+    for (std::size_t b = 0; b < size; ++b) out[i * size + b] = static_cast<std::byte>((value.bits >> (8 * b)) & 0xffu);
+  }
+  return out;
+}
+
 view_spec whole_scratch(const scratch_spec& s, element_type t) {
   view_spec v;
   v.scratch = s.name;
@@ -169,17 +179,10 @@ view_spec whole_scratch(const scratch_spec& s, element_type t) {
   return v;
 }
 
-std::vector<expected_record> expected_records(const std::vector<scratch_spec>& scratch,
-                                              const std::vector<launch_spec>& launches,
+std::vector<expected_record> expected_records(const std::vector<launch_spec>& launches,
                                               const std::vector<plan_step>& steps, unsigned sm_count) {
+  // Scratch inits are memsets or uploads (no kernel record); every step is a kernel.
   std::vector<expected_record> out;
-  auto fill_record = [&](const view_spec& target, const fill_value& value) {
-    if (target.elements() == 0 || choose_fill(target, value).memset) return;
-    out.push_back({fill_entry(size_of(target.type)), step_grid(target.elements(), sm_count), true});
-  };
-  for (const auto& s : scratch) {
-    if (s.fill_init && s.bytes > 0) fill_record(whole_scratch(s, s.fill_init->type), *s.fill_init);
-  }
   for (const auto& st : steps) {
     switch (st.kind) {
       case step_kind::kernel: {
@@ -188,7 +191,7 @@ std::vector<expected_record> expected_records(const std::vector<scratch_spec>& s
         break;
       }
       case step_kind::fill:
-        fill_record(st.fill.target, st.fill.value);
+        out.push_back({fill_entry(size_of(st.fill.target.type)), step_grid(st.fill.target.elements(), sm_count), true});
         break;
       case step_kind::copy:
         out.push_back({copy_entry(st.copy.src.type, st.copy.dst.type), step_grid(st.copy.dst.elements(), sm_count), true});
@@ -198,20 +201,13 @@ std::vector<expected_record> expected_records(const std::vector<scratch_spec>& s
   return out;
 }
 
-step_kernel_set needed_step_kernels(const std::vector<scratch_spec>& scratch, const std::vector<plan_step>& steps) {
+step_kernel_set needed_step_kernels(const std::vector<plan_step>& steps) {
   step_kernel_set k;
-  auto need_fill = [&](const view_spec& target, const fill_value& value) {
-    const std::size_t size = size_of(target.type);
-    if (target.elements() > 0 && !choose_fill(target, value).memset &&
-        std::find(k.fill_sizes.begin(), k.fill_sizes.end(), size) == k.fill_sizes.end()) {
-      k.fill_sizes.push_back(size);
-    }
-  };
-  for (const auto& s : scratch) {
-    if (s.fill_init && s.bytes > 0) need_fill(whole_scratch(s, s.fill_init->type), *s.fill_init);
-  }
   for (const auto& st : steps) {
-    if (st.kind == step_kind::fill) need_fill(st.fill.target, st.fill.value);
+    if (st.kind == step_kind::fill) {
+      const std::size_t size = size_of(st.fill.target.type);
+      if (std::find(k.fill_sizes.begin(), k.fill_sizes.end(), size) == k.fill_sizes.end()) k.fill_sizes.push_back(size);
+    }
     if (st.kind == step_kind::copy) {
       const std::pair<element_type, element_type> p{st.copy.src.type, st.copy.dst.type};
       if (std::find(k.copies.begin(), k.copies.end(), p) == k.copies.end()) k.copies.push_back(p);

@@ -2,7 +2,7 @@
 // The harness's step kernels on the device: every copy between two element types converts each
 // element exactly as the host reference does (floats from their exact value, rounded to nearest
 // even once; integers truncated or wrapped), through strided views of rank 1 to 6, on the 32-bit
-// and the 64-bit index paths, and writes nothing outside its view; fills (memset or kernel) set
+// and the 64-bit index paths, and writes nothing outside its view; fills (each a fill kernel) and scratch inits (memset or upload) set
 // every element of their view and nothing else. Skips (visibly) without a CUDA device.
 #include <gtest/gtest.h>
 
@@ -221,8 +221,9 @@ TEST_F(Steps, CopiesBeyondThe32BitIndexRangeTakeTheWidePath) {
   }
 }
 
-TEST_F(Steps, FillsByMemsetAndByKernelSetTheirViewAndNothingElse) {
-  // A plan of steps alone, as the launcher runs them: scratch inits, then fills in order.
+TEST_F(Steps, ScratchInitsAndFillKernelsSetTheirViewAndNothingElse) {
+  // A plan of steps alone, as the launcher runs them: scratch inits (a memset, an upload), then
+  // fill steps in order, each a harness fill kernel.
   pb::config_plan plan;
   plan.config.op = "vector_add";
   constexpr std::int64_t n = 4096;
@@ -237,16 +238,18 @@ TEST_F(Steps, FillsByMemsetAndByKernelSetTheirViewAndNothingElse) {
     st.fill.value = pb::make_fill_value(t, v);
     return st;
   };
-  plan.steps = {fill("h", et::f16, 0, {n}, {1}, -1.0),                  // memset D16
-                fill("h", et::f16, 5, {10, 20}, {300, 2}, 0.5),         // strided: fill kernel
-                fill("i32", et::i32, 100, {8, 16}, {16, 1}, std::int64_t{-7})};   // dense: memset D32
+  plan.steps = {fill("h", et::f16, 0, {n}, {1}, -1.0),                  // dense
+                fill("h", et::f16, 5, {10, 20}, {300, 2}, 0.5),         // strided
+                fill("i32", et::i32, 100, {8, 16}, {16, 1}, std::int64_t{-7})};   // part of a buffer
   for (std::size_t i = 0; i < plan.steps.size(); ++i) plan.steps[i].index = i;
   pb::bundle none;
   const pb::loaded_plan loaded(ctx, none, plan);
   const auto& expected = loaded.expected();
-  ASSERT_EQ(expected.size(), 2u);   // the f64 init (2.5: the words differ) and the strided fill
-  EXPECT_EQ(expected[0].entry, "portbench_fill_64");
+  // The inits (i32: a D32 memset; f64 2.5, whose words differ: an upload) make no record.
+  ASSERT_EQ(expected.size(), 3u);
+  EXPECT_EQ(expected[0].entry, "portbench_fill_16");
   EXPECT_EQ(expected[1].entry, "portbench_fill_16");
+  EXPECT_EQ(expected[2].entry, "portbench_fill_32");
   std::map<std::string, pc::device_buffer> bufs;
   pb::scratch_bindings sb;
   for (const auto& sc : plan.scratch) {

@@ -24,7 +24,7 @@ json view(const std::string& key, const std::string& name, json shape, json stri
 }
 
 // Copies bundle `from` to `to` and gives configuration `n`'s plan steps around its kernel: out
-// prefilled (memset), x through a transposed fp32 scratch layout and an fp64 round trip into
+// prefilled (a fill kernel), x through a transposed fp32 scratch layout and an fp64 round trip into
 // the buffer the kernel reads as x (three copy kernels, two with conversion), and a strided
 // fill of a scratch buffer (the fill kernel). The function is unchanged: out = x + y.
 void add_steps(const std::filesystem::path& from, const std::filesystem::path& to, std::int64_t n) {

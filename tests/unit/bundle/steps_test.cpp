@@ -9,6 +9,8 @@
 
 #include <bit>
 #include <functional>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "portbench/bundle/bundle.hpp"
@@ -61,7 +63,7 @@ class StepsManifest : public ::testing::Test {
     ADD_FAILURE() << "the broken manifest was accepted";
     return {};
   }
-  // A plan: out zeroed by memset, x copied into a transposed scratch layout, the kernel, the
+  // A plan: out filled with 0.5 (a fill kernel), x copied into a transposed scratch layout, the kernel, the
   // scratch converted to fp16, a strided fp16 fill (a kernel, not a memset).
   void steps_plan() {
     const std::int64_t r = n / 256, c = 256;
@@ -192,6 +194,95 @@ TEST_F(StepsManifest, EveryBadFieldIsOneLineNamingItsPath) {
   }
 }
 
+// ---- docs/bundle-manifest.md says what the parser takes -----------------------------------
+
+// The section of the manifest doc that describes steps, from its heading to the next one.
+std::string steps_section() {
+  const std::string doc = pt::read_text(std::filesystem::path(PORTBENCH_SOURCE_DIR) / "docs" / "bundle-manifest.md");
+  const auto a = doc.find("## Fill and copy steps");
+  if (a == std::string::npos) return {};
+  const auto b = doc.find("\n## ", a + 1);
+  return doc.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+// The backticked words of the table row whose first cell starts with `first`.
+std::vector<std::string> row_words(const std::string& section, const std::string& first) {
+  std::vector<std::string> out;
+  const auto at = section.find("\n| " + first);
+  if (at == std::string::npos) return out;
+  const std::string row = section.substr(at + 1, section.find('\n', at + 1) - at - 1);
+  for (std::size_t i = row.find('`'); i != std::string::npos;) {
+    const auto j = row.find('`', i + 1);
+    if (j == std::string::npos) break;
+    out.push_back(row.substr(i + 1, j - i - 1));
+    i = row.find('`', j + 1);
+  }
+  return out;
+}
+
+// The lines of the section's ```json blocks that start with `prefix`, parsed with the doc's
+// placeholder VIEW replaced by `view`.
+std::vector<json> examples(const std::string& section, const std::string& prefix, const json& view) {
+  std::vector<json> out;
+  std::istringstream in(section);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    for (auto p = line.find("VIEW"); p != std::string::npos; p = line.find("VIEW")) line.replace(p, 4, view.dump());
+    out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+TEST_F(StepsManifest, TheDocumentedStepSchemaIsWhatTheParserTakes) {
+  const std::string section = steps_section();
+  ASSERT_FALSE(section.empty()) << "docs/bundle-manifest.md has no section \"Fill and copy steps\"";
+  // Every documented element type parses, and they are all of them (the 12 the harness knows).
+  const auto types = row_words(section, "`type`");
+  ASSERT_GT(types.size(), 1u);
+  std::set<std::string> documented(types.begin() + 1, types.end());
+  std::set<std::string> known;
+  for (const char* t : {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8"}) {
+    known.insert(t);
+    EXPECT_TRUE(pb::parse_element_type(t).has_value()) << t;
+  }
+  EXPECT_EQ(documented, known);
+  // The view fields the table documents are the keys of the doc's view examples, and such a view
+  // (names and extents of this bundle's tensors, every documented field present) is accepted.
+  std::set<std::string> fields;
+  for (const char* row : {"`tensor` or `scratch`", "`offset`", "`shape`", "`strides`", "`type`"}) {
+    const auto w = row_words(section, row);
+    ASSERT_FALSE(w.empty()) << "no table row " << row;
+    fields.insert(w[0]);
+    if (w.size() > 1 && std::string(row).find(" or ") != std::string::npos) fields.insert(w[1]);
+  }
+  std::set<std::string> example_keys;
+  for (const auto& v : examples(section, "{\"tensor\"", {})) for (const auto& [k, _] : v.items()) example_keys.insert(k);
+  for (const auto& v : examples(section, "{\"scratch\"", {})) for (const auto& [k, _] : v.items()) example_keys.insert(k);
+  EXPECT_EQ(example_keys, fields);
+  // Both documented step examples run through the parser with real views in place of VIEW.
+  const json out_view = view("tensor", "out", {n}, {1}, "f32", 0);
+  json with_offset = view("scratch", "xs", {n / 2}, {1}, "f32", n / 2);
+  const auto fills = examples(section, "{\"step\": \"fill\"", out_view);
+  const auto copies = examples(section, "{\"step\": \"copy\"", with_offset);
+  ASSERT_EQ(fills.size(), 1u);
+  ASSERT_EQ(copies.size(), 1u);
+  json copy = copies[0];
+  copy["src"] = view("tensor", "x", {n / 2}, {2}, "f32", 1);
+  cfg()["scratch"] = json::array({{{"name", "xs"}, {"bytes", 4 * n}, {"init", {{"fill", 3}, {"type", "i32"}}}}});
+  cfg()["launches"] = json::array({fills[0], copy, kernel});
+  save();
+  const auto b = pb::load_bundle(dir);
+  const auto& plan = b.plan.configs[0];
+  ASSERT_EQ(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[0].kind, pb::step_kind::fill);
+  EXPECT_EQ(plan.steps[0].fill.value.bits, std::bit_cast<std::uint32_t>(1144.0f));
+  EXPECT_EQ(plan.steps[1].copy.dst.offset, n / 2);
+  EXPECT_EQ(plan.scratch[0].fill_init->bits, 3u);
+  // The scratch table's init forms are the ones the parser takes.
+  const std::string doc = pt::read_text(std::filesystem::path(PORTBENCH_SOURCE_DIR) / "docs" / "bundle-manifest.md");
+  EXPECT_NE(doc.find("\"init\": \"zero\"\\|\"none\"\\|{\"fill\": V, \"type\": T}"), std::string::npos);
+}
+
 // ---- binding against the operator's tensors ----------------------------------------------
 
 class StepBinding : public ::testing::Test {
@@ -281,7 +372,7 @@ TEST_F(StepBinding, CopiesMayNotRaceOnTheirDestination) {
 
 // ---- what runs, and the records the proof check expects ------------------------------------
 
-TEST(StepExecution, MemsetWhereAUnitRepeatsTheBitsElseTheFillKernel) {
+TEST(StepExecution, ScratchFillInitIsAMemsetWhereAUnitRepeatsTheBitsElseAnUpload) {
   pb::view_spec dense;
   dense.shape = {4, 1, 8};
   dense.strides = {8, 99, 1};   // size-1 axes do not break a dense run
@@ -317,6 +408,18 @@ TEST(StepExecution, MemsetWhereAUnitRepeatsTheBitsElseTheFillKernel) {
   EXPECT_THROW((void)pb::make_fill_value(pb::element_type::u8, std::int64_t{-1}), std::invalid_argument);
   EXPECT_EQ(pb::make_fill_value(pb::element_type::u16, std::int64_t{65535}).bits, 0xFFFFu);
   EXPECT_EQ(pb::make_fill_value(pb::element_type::i16, std::int64_t{-2}).bits, 0xFFFEu);
+  // The upload of a fill no memset lays down: little-endian elements of the value's bits.
+  const auto image = pb::fill_image(pb::make_fill_value(pb::element_type::i64, std::int64_t{5}), 3);
+  ASSERT_EQ(image.size(), 24u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(image[8 * i], std::byte{5}) << i;
+    for (std::size_t b = 1; b < 8; ++b) EXPECT_EQ(image[8 * i + b], std::byte{0}) << i << " " << b;
+  }
+  const auto half = pb::fill_image(pb::make_fill_value(pb::element_type::f16, -2.0), 2);
+  ASSERT_EQ(half.size(), 4u);
+  EXPECT_EQ(half[0], std::byte{0x00});
+  EXPECT_EQ(half[1], std::byte{0xC0});   // -2.0 in fp16 is 0xC000
+  EXPECT_EQ(half[3], std::byte{0xC0});
 }
 
 TEST_F(StepsManifest, ExpectedRecordsAreTheKernelsAndTheHarnessKernelsInOrder) {
@@ -324,22 +427,27 @@ TEST_F(StepsManifest, ExpectedRecordsAreTheKernelsAndTheHarnessKernelsInOrder) {
   save();
   const auto b = pb::load_bundle(dir);
   const auto& plan = b.plan.configs[0];
-  const auto recs = pb::expected_records(plan.scratch, plan.launches, plan.steps, 132);
-  // f64 init of "one" (1.0: the words differ) is a kernel; the i32 init of "pos" and the dense
-  // f32 fill of out are memsets; then copy, kernel, copy (f32 -> f16), strided fp16 fill.
-  const std::vector<std::string> names{"portbench_fill_64", "portbench_copy_f32_f32", plan.launches[0].entry,
+  const auto recs = pb::expected_records(plan.launches, plan.steps, 132);
+  // Scratch inits ("pos" a memset, "one" an upload: 1.0 in f64 repeats in no 4-byte unit) make
+  // no record; every step is a harness kernel, also the dense f32 fill of out a memset could do:
+  // fill, copy, kernel, copy (f32 -> f16), strided fp16 fill.
+  const std::vector<std::string> names{"portbench_fill_32", "portbench_copy_f32_f32", plan.launches[0].entry,
                                        "portbench_copy_f32_f16", "portbench_fill_16"};
   ASSERT_EQ(recs.size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(recs[i].entry, names[i]) << i;
-  EXPECT_EQ(recs[0].cta_grid, (pb::dim3{1, 1, 1}));                        // 2 elements
+  const auto grid_of = [](std::int64_t elements) {
+    return pb::dim3{static_cast<unsigned>(std::min<std::int64_t>((elements + 255) / 256, 1056)), 1, 1};
+  };
+  EXPECT_EQ(recs[0].cta_grid, grid_of(n));
+  EXPECT_TRUE(recs[0].harness);
   EXPECT_EQ(recs[1].cta_grid, (pb::dim3{static_cast<unsigned>(std::min<std::int64_t>((n + 255) / 256, 1056)), 1, 1}));
   EXPECT_EQ(recs[2].cta_grid, plan.launches[0].grid);
   EXPECT_FALSE(recs[2].harness);
   EXPECT_TRUE(recs[1].harness && recs[4].harness);
   EXPECT_EQ(recs[4].cta_grid, (pb::dim3{static_cast<unsigned>((n / 512 + 255) / 256), 1, 1}));
-  const auto k = pb::needed_step_kernels(plan.scratch, plan.steps);
+  const auto k = pb::needed_step_kernels(plan.steps);
   EXPECT_EQ(k.copies.size(), 2u);
-  EXPECT_EQ(k.fill_sizes, (std::vector<std::size_t>{8, 2}));
+  EXPECT_EQ(k.fill_sizes, (std::vector<std::size_t>{4, 2}));
   EXPECT_EQ(pb::step_grid(1LL << 40, 132)[0], 1056u);
   EXPECT_EQ(pb::step_grid(1, 132)[0], 1u);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The proof check of one sample's kernel records against its plan, for a plan with copy and
-// fill steps (an edited copy of the exported cuda_cpp vector_add manifest): the harness's copy
-// kernel and strided-fill kernel are part of the plan (entry name and CTA grid), memset fills
-// are not kernel records. Records as the sampler sees them after sorting by start time.
+// fill steps (an edited copy of the exported cuda_cpp vector_add manifest): the harness's fill
+// and copy kernels are part of the plan (entry name and CTA grid), a scratch buffer's fill init
+// (a memset) is not a kernel record. Records as the sampler sees them after sorting by start time.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -32,8 +32,9 @@ class PlanRecords : public ::testing::Test {
     auto view = [](const char* key, const char* name, json shape, json strides) {
       return json{{key, name}, {"shape", std::move(shape)}, {"strides", std::move(strides)}, {"type", "f32"}};
     };
-    c["scratch"] = json::array({{{"name", "xs"}, {"bytes", 4 * n}}});
-    // memset fill of out, copy of x, the kernel, strided fill of xs (a kernel)
+    c["scratch"] = json::array({{{"name", "xs"}, {"bytes", 4 * n}},
+                                {{"name", "pos"}, {"bytes", 4}, {"init", {{"fill", 7}, {"type", "i32"}}}}});
+    // fill of out, copy of x, the kernel, strided fill of xs: four harness or bundle kernels
     c["launches"] = json::array({{{"step", "fill"}, {"target", view("tensor", "out", {n}, {1})}, {"value", 1}},
                                  {{"step", "copy"}, {"src", view("tensor", "x", {n}, {1})}, {"dst", view("scratch", "xs", {n}, {1})}},
                                  c["launches"][0],
@@ -41,7 +42,7 @@ class PlanRecords : public ::testing::Test {
     pt::write_text(dir / "manifest.json", m.dump(1));
     b = pb::load_bundle(dir);
     const auto& plan = b.plan.configs[0];
-    expected = pb::expected_records(plan.scratch, plan.launches, plan.steps, 132);
+    expected = pb::expected_records(plan.launches, plan.steps, 132);
     for (const auto& e : expected) observed.push_back(record(e.entry, e.cta_grid));
   }
   static pm::kernel_record record(const std::string& name, pb::dim3 grid) {
@@ -67,47 +68,48 @@ class PlanRecords : public ::testing::Test {
 };
 
 TEST_F(PlanRecords, TheStepKernelsArePartOfThePlan) {
-  ASSERT_EQ(expected.size(), 3u);   // the memset fill makes no record
-  EXPECT_EQ(expected[0].entry, "portbench_copy_f32_f32");
-  EXPECT_EQ(expected[1].entry, b.plan.configs[0].launches[0].entry);
-  EXPECT_EQ(expected[2].entry, "portbench_fill_32");
+  ASSERT_EQ(expected.size(), 4u);   // the scratch init makes no record
+  EXPECT_EQ(expected[0].entry, "portbench_fill_32");
+  EXPECT_EQ(expected[1].entry, "portbench_copy_f32_f32");
+  EXPECT_EQ(expected[2].entry, b.plan.configs[0].launches[0].entry);
+  EXPECT_EQ(expected[3].entry, "portbench_fill_32");
   const auto ok = check(observed);
-  EXPECT_EQ(ok.proof, pm::k_proof_executed);
+  EXPECT_EQ(ok.proof, portbench::verdicts::proof::executed);
   EXPECT_TRUE(ok.detail.empty()) << ok.detail;
   EXPECT_FALSE(ok.missing);
 }
 
 TEST_F(PlanRecords, AMissingStepKernelIsNotExecuted) {
   auto recs = observed;
-  recs.erase(recs.begin());   // the copy never ran
+  recs.erase(recs.begin() + 1);   // the copy never ran
   const auto r = check(recs);
-  EXPECT_EQ(r.proof, pm::k_proof_not_executed);
+  EXPECT_EQ(r.proof, portbench::verdicts::proof::not_executed);
   EXPECT_TRUE(r.missing);
-  EXPECT_EQ(r.detail, "2 kernel records for 3 kernels of the plan");
+  EXPECT_EQ(r.detail, "3 kernel records for 4 kernels of the plan");
 }
 
 TEST_F(PlanRecords, OneRecordMoreThanThePlanAndItsStepsIsForeign) {
   auto recs = observed;
   recs.push_back(record("intruder", {1, 1, 1}));
   const auto r = check(recs);
-  EXPECT_EQ(r.proof, pm::k_proof_foreign_kernel);
-  EXPECT_EQ(r.detail, "4 kernel records for 3 kernels of the plan");
-  // A harness that forgot its own copy kernel would see the copy as one record too many.
-  const std::vector<pb::expected_record> kernels_only{expected[1]};
-  std::vector<const pm::kernel_record*> ptrs{&observed[0], &observed[1], &observed[2]};
-  EXPECT_EQ(pm::check_plan_records(kernels_only, ptrs).proof, pm::k_proof_foreign_kernel);
+  EXPECT_EQ(r.proof, portbench::verdicts::proof::foreign_kernel);
+  EXPECT_EQ(r.detail, "5 kernel records for 4 kernels of the plan");
+  // A harness that forgot its own step kernels would see them as records too many.
+  const std::vector<pb::expected_record> kernels_only{expected[2]};
+  std::vector<const pm::kernel_record*> ptrs{&observed[0], &observed[1], &observed[2], &observed[3]};
+  EXPECT_EQ(pm::check_plan_records(kernels_only, ptrs).proof, portbench::verdicts::proof::foreign_kernel);
 }
 
 TEST_F(PlanRecords, AStepKernelWithAnotherGridOrNameIsForeign) {
   auto recs = observed;
-  recs[0].grid[0] += 1;
+  recs[1].grid[0] += 1;
   auto r = check(recs);
-  EXPECT_EQ(r.proof, pm::k_proof_foreign_kernel);
+  EXPECT_EQ(r.proof, portbench::verdicts::proof::foreign_kernel);
   EXPECT_NE(r.detail.find("where the plan runs 'portbench_copy_f32_f32'"), std::string::npos) << r.detail;
   recs = observed;
-  recs[2].name = "portbench_fill_16";
+  recs[3].name = "portbench_fill_16";
   r = check(recs);
-  EXPECT_EQ(r.proof, pm::k_proof_foreign_kernel);
+  EXPECT_EQ(r.proof, portbench::verdicts::proof::foreign_kernel);
   EXPECT_NE(r.detail.find("record 'portbench_fill_16'"), std::string::npos) << r.detail;
 }
 

@@ -77,6 +77,7 @@ class loaded_plan {
   std::vector<cuda::kernel> m_kernels;   ///< one per launch
   std::unique_ptr<step_kernels> m_steps;  ///< null when the plan has no harness kernel
   std::vector<expected_record> m_expected;
+  std::map<std::string, std::vector<std::byte>> m_init_images;   ///< fill inits uploaded, by scratch name
 };
 
 }  // namespace portbench::bundle

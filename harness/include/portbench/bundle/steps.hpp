@@ -5,6 +5,7 @@
 // needs no GPU: which harness kernels a plan runs, with their grids, follows from the manifest
 // and the device's SM count alone, so the proof check knows every kernel record a plan makes.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,9 +60,9 @@ inline constexpr unsigned k_step_block = 256;
 /// per SM).
 [[nodiscard]] dim3 step_grid(std::int64_t elements, unsigned sm_count) noexcept;
 
-/// How one fill (of a step or of a scratch buffer's init) is done: a memset of `count` units
-/// of `unit` bytes (1, 2 or 4) where the elements are one dense run and the bit pattern repeats
-/// in such units, else the harness fill kernel.
+/// How a scratch buffer's fill init is laid down (never a kernel, so never timed): a memset of
+/// `count` units of `unit` bytes (1, 2 or 4) where the elements are one dense run and the bit
+/// pattern repeats in such units, else (`memset` false) an upload of the pattern from the host.
 struct fill_method {
   bool memset = false;
   unsigned unit = 0;          ///< memset: 1, 2 or 4 bytes (cuMemsetD8/D16/D32Async)
@@ -71,25 +72,26 @@ struct fill_method {
 [[nodiscard]] fill_method choose_fill(const view_spec& target, const fill_value& value) noexcept;
 /// The view of a whole scratch buffer as elements of `t` (for its fill init).
 [[nodiscard]] view_spec whole_scratch(const scratch_spec& s, element_type t);
+/// The bytes of `elements` elements holding `value` (the upload of a fill init).
+[[nodiscard]] std::vector<std::byte> fill_image(const fill_value& value, std::uint64_t elements);
 
-/// A kernel record the plan's execution makes, in order: the bundle's own launches and the
-/// harness's copy and fill kernels (memsets make none).
+/// A kernel record the plan's execution makes, in order: per launches[] entry the bundle's
+/// kernel, or the harness's copy kernel of a copy step, or its fill kernel of a fill step.
+/// Scratch inits (memsets, uploads) make none.
 struct expected_record {
   std::string entry;
   dim3 cta_grid{1, 1, 1};   ///< as CUPTI reports it (CTAs, also where the grid counts clusters)
   bool harness = false;     ///< a harness step kernel rather than one of the bundle's entries
 };
-[[nodiscard]] std::vector<expected_record> expected_records(const std::vector<scratch_spec>& scratch,
-                                                            const std::vector<launch_spec>& launches,
+[[nodiscard]] std::vector<expected_record> expected_records(const std::vector<launch_spec>& launches,
                                                             const std::vector<plan_step>& steps, unsigned sm_count);
 
-/// The harness kernels a plan needs (each copy's type pair, each fill kernel's element size).
+/// The harness kernels a plan's steps need (each copy's type pair, each fill's element size).
 struct step_kernel_set {
   std::vector<std::pair<element_type, element_type>> copies;
   std::vector<std::size_t> fill_sizes;
   [[nodiscard]] bool empty() const noexcept { return copies.empty() && fill_sizes.empty(); }
 };
-[[nodiscard]] step_kernel_set needed_step_kernels(const std::vector<scratch_spec>& scratch,
-                                                  const std::vector<plan_step>& steps);
+[[nodiscard]] step_kernel_set needed_step_kernels(const std::vector<plan_step>& steps);
 
 }  // namespace portbench::bundle
