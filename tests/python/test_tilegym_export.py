@@ -29,7 +29,10 @@ from portbench_export.schema import validate_bundle
 SMOKE = REPO / "configs" / "tilegym-smoke.json"
 EXTRA = Path(__file__).parent / "data" / "tilegym-extra.json"
 TARGET = json.loads((REPO / "configs" / "targets" / "h200.json").read_text())
-PORTBENCH = REPO / "build" / "ci-cpu" / "harness" / "cli" / "portbench"
+# The CI build's binary, else the dev preset's (what an engineer builds), or $PORTBENCH_BIN.
+PORTBENCH = next((p for p in [Path(os.environ.get("PORTBENCH_BIN", "/nonexistent")),
+                              *(REPO / "build" / preset / "harness" / "cli" / "portbench" for preset in ("ci-cpu", "dev"))]
+                  if p.is_file()), REPO / "build" / "ci-cpu" / "harness" / "cli" / "portbench")
 ALL_OPS = {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout", "matmul", "bmm",
            "group_gemm", "splitk_reduce", "fmha", "flash_decode", "attention_sink", "attention_sink_decode",
            "gemma_attention", "gemma_attention_decode", "mla", "mla_decoding", "mla_decoding_split_kv", "moe",
