@@ -16,6 +16,10 @@ OUT="$FINAL/logs"
 mkdir -p "$OUT"
 trap 'tar -C "$FINAL" -czf "$FINAL/logs.tgz" logs && rm -rf "$FINAL/logs"' EXIT
 BIN=build/gpu/harness/cli/portbench
+# One device call may run 600 s: every optional stage below gets at most what is left of
+# PORTBENCH_DEADLINE_S (default 570) from here, so the logs always come back.
+SCRIPT_START=$(date +%s)
+left_s() { local cap="$1" left=$(( ${PORTBENCH_DEADLINE_S:-570} - ($(date +%s) - SCRIPT_START) - 10 )); (( left < cap )) && cap=$left; (( cap < 1 )) && cap=1; echo "$cap"; }
 
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,utilization.gpu \
@@ -29,6 +33,12 @@ if ! { cmake --preset gpu -DPORTBENCH_WERROR=OFF && cmake --build --preset gpu -
   echo "BUILD FAILED (see $OUT/build.log)"
   exit 1
 fi
+
+# Bundle folders over the device tool's 64 MiB carry travel packed (scripts/export_tilegym.sh).
+for packed in bundles-tilegym/*.tar.xz; do
+  [[ -f "$packed" ]] || continue
+  tar -xJf "$packed" -C bundles-tilegym && echo "unpacked $packed"
+done
 
 ctest_rc=skipped check_rc=skipped
 if [[ -z "${PORTBENCH_SKIP_TESTS:-}" ]]; then
@@ -54,15 +64,6 @@ fi
 
 # Optional parts: numerics of whole bundle folders, tile experiments, the operator corpus
 # (issue 6) and the reference verification benchmark.
-if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
-  echo "== portbench check $PORTBENCH_CHECK_DIRS =="
-  # shellcheck disable=SC2086
-  timeout "${PORTBENCH_CHECK_TIMEOUT:-300}" "$BIN" check $PORTBENCH_CHECK_DIRS > "$OUT/check_dirs.txt" 2>&1
-  echo "check exit $? (verdicts per front end and operator:)"
-  awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
-    "$OUT/check_dirs.txt" | sort
-  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -10
-fi
 if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
   echo "== tile experiments (bundles-tune, scripts/tune_variants.sh) =="
   for d in bundles-tune/*/; do
@@ -70,21 +71,46 @@ if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
     bash scripts/tune_variants.sh time "$d" "$ROOT/$BIN" 2>&1 | tee -a "$OUT/tune.txt"
   done
 fi
-if [[ -n "${PORTBENCH_RUST_TUNE:-}" && -d bundles-tilegym/cutile_rust ]]; then
-  # Ahead-of-time tuning of the cuTile Rust port: every tuning variant (configs[].variants)
-  # against its configuration's default plan, and the tuning record the exporter reads with
-  # --tuning (docs/cutile-rust.md, "Tuning variants and tuning records").
-  echo "== portbench tune: cuTile Rust variants (${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}) =="
-  rust_dirs=()
-  for op in ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}; do rust_dirs+=("bundles-tilegym/cutile_rust/$op"); done
-  rust_target="${PORTBENCH_RUST_TUNE_TARGET:-h200}"
-  timeout "${PORTBENCH_RUST_TUNE_TIMEOUT:-540}" "$BIN" tune "${rust_dirs[@]}" --suite configs/tilegym.json \
-    --runs "${PORTBENCH_RUST_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$rust_target" \
+# Ahead-of-time tuning (docs/cli.md, `portbench tune`): every tuning variant (configs[].variants)
+# of the listed operators against its configuration's default plan, and the tuning record the
+# exporter reads with --tuning. tune_front_end NAME OPS... writes $OUT/NAME-TARGET.json.
+tune_front_end() {
+  local name="$1"; shift
+  local target="${PORTBENCH_TUNE_TARGET:-h200}" dirs=() op
+  for op in "$@"; do [[ -d "bundles-tilegym/$name/$op" ]] && dirs+=("bundles-tilegym/$name/$op"); done
+  echo "== portbench tune: $name variants ($*) =="
+  [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
+  local start; start=$(date +%s)
+  timeout "$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json \
+    --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$target" \
     --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    --out "$OUT/cutile_rust-$rust_target.json" > "$OUT/rust_tune.txt" 2>&1
-  echo "tune exit $?"
-  tail -80 "$OUT/rust_tune.txt"
-  cp "$OUT/cutile_rust-$rust_target.json" "$FINAL"/ 2>/dev/null
+    --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
+  echo "tune $name exit $?, $(( $(date +%s) - start )) s"
+  tail -"${PORTBENCH_TUNE_TAIL:-60}" "$OUT/${name}_tune.txt"
+  cp "$OUT/$name-$target.json" "$FINAL"/ 2>/dev/null
+}
+if [[ -n "${PORTBENCH_TILEGYM_TUNE:-}" ]]; then
+  # shellcheck disable=SC2086
+  tune_front_end tilegym ${PORTBENCH_TILEGYM_TUNE_OPS:-rms_norm layer_norm_legacy softmax rope silu_and_mul swiglu dropout}
+fi
+if [[ -n "${PORTBENCH_RUST_TUNE:-}" ]]; then
+  # shellcheck disable=SC2086
+  tune_front_end cutile_rust ${PORTBENCH_RUST_TUNE_OPS:-rope silu_and_mul dropout}
+fi
+if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
+  # One `check` per folder, so a slow or cut-short folder costs only its own rows.
+  echo "== portbench check $PORTBENCH_CHECK_DIRS =="
+  : > "$OUT/check_dirs.txt"
+  for d in $PORTBENCH_CHECK_DIRS; do
+    [[ -d "$d" ]] || { echo "check: $d missing"; continue; }
+    t0=$(date +%s)
+    timeout "$(left_s "${PORTBENCH_CHECK_TIMEOUT:-300}")" "$BIN" check "$d" >> "$OUT/check_dirs.txt" 2>&1
+    echo "check $d: exit $?, $(( $(date +%s) - t0 )) s"
+  done
+  echo "verdicts per front end, operator and numerics:"
+  awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
+    "$OUT/check_dirs.txt" | sort
+  grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="

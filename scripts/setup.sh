@@ -20,6 +20,7 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 APT_PACKAGES=(build-essential cmake ninja-build pkg-config git libeigen3-dev libhdf5-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
   libclang-dev clang
+  slurm-wlm   # slurmctld + slurmd for the sharded sweep test (tests/python/test_slurm.py)
   chromium)   # headless browser for the HTML report's layout test (tests/python/test_report_browser.py)
 
 apt_step() {

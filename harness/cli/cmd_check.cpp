@@ -29,7 +29,7 @@ struct check_cli_options {
 int run_check(const check_cli_options& o) {
   auto plan = sweep::plan_check(o.bundles, o.select);
   if (plan.items.empty()) throw sweep::sweep_error(o.bundles.front(), "", "no configuration to check" + deselected_note(plan));
-  const auto eta = sweep::estimate(plan, {1, 1, {}});
+  const auto eta = estimate_and_shard(plan, o.view, {1, 1, {}});
   if (o.view.list || o.view.dry_run) return print_plan(plan, eta, o.view, 1, 1);
 
   sweep::execute_options exec;

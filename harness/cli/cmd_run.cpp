@@ -28,6 +28,7 @@ struct run_cli_options {
   sweep::record_options record;
   selection_options view;
   std::string out = "results/run.h5";
+  bool out_given = false;   ///< --out on the command line: a dry run writes its plan there
   bool aa = false;
 };
 
@@ -63,7 +64,15 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
   if (plan.items.empty()) {
     throw sweep::sweep_error(o.plan.suite_file, "", "no configuration is supported by both sides" + deselected_note(plan));
   }
-  const auto eta = sweep::estimate(plan, {o.exec.runs, o.exec.devices.size(), o.exec.timing});
+  const auto eta = estimate_and_shard(plan, o.view, {o.exec.runs, o.exec.devices.size(), o.exec.timing});
+  if (o.view.dry_run && o.out_given) {
+    // The plan as a results file (configurations declared, no runs, no device): what a sharded
+    // job writes to prove with `merge` that its slices cover the suite exactly once.
+    auto rec = sweep::results_recorder::open(o.out, o.record, plan, o.exec, {}, argv_line);
+    rec.finish({});
+    std::fprintf(o.view.format == table_format::text ? stdout : stderr, "plan written: %s (%zu configurations)\n",
+                 rec.path().string().c_str(), plan.items.size());
+  }
   if (o.view.list || o.view.dry_run) return print_plan(plan, eta, o.view, o.exec.runs, o.exec.devices.size());
 
   o.exec.worker_exe = sweep::default_worker_exe();
@@ -139,7 +148,7 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--suite", p.suite_file, std::string("Suite file (default ") + k_default_suite + ")");
   add_selection_options(cmd, p.select, o->view);
   cmd->add_option("--runs", e.runs, "Independent worker runs per configuration (best of N)")->check(CLI::PositiveNumber);
-  cmd->add_option("--out", o->out, "Results file (HDF5)");
+  cmd->add_option("--out", o->out, "Results file (HDF5); with --dry-run, the plan is written there (no runs)");
   cmd->add_flag("--resume", o->record.resume, "Append to an existing results file, skipping what it holds");
   cmd->add_flag("--overwrite", o->record.overwrite, "Replace an existing results file");
   cmd->add_option("--devices", e.devices, "CUDA device ordinals, one worker each")->delimiter(',');
@@ -157,7 +166,10 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--throttle-fraction", e.timing.throttle_fraction,
                   "A sample below this fraction of the maximum SM clock is throttled and not counted (0: off)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->callback([cmd, argv_line]() { *argv_line = command_line(cmd, "portbench run"); });
+  cmd->callback([cmd, argv_line, o]() {
+    *argv_line = command_line(cmd, "portbench run");
+    o->out_given = cmd->count("--out") > 0;
+  });
   return [o, argv_line]() { return run_command(*o, *argv_line); };
 }
 

@@ -10,7 +10,17 @@ void add_selection_options(CLI::App* cmd, sweep::selection& select, selection_op
   cmd->add_option("--filter", select.filter, "Only configurations whose id matches this regular expression");
   cmd->add_flag("--list", view.list, "List the planned configurations and stop");
   cmd->add_flag("--dry-run", view.dry_run, "Print the plan with an estimated time and stop (no GPU needed)");
+  cmd->add_option("--shard", view.shard,
+                  "Only slice K of N (0-based K/N), balanced by estimated cost; every configuration is in exactly one slice");
   add_format_option(cmd, view.format);
+}
+
+sweep::plan_estimate estimate_and_shard(sweep::sweep_plan& plan, const selection_options& view,
+                                        const sweep::estimate_options& opt) {
+  auto eta = sweep::estimate(plan, opt);
+  if (view.shard.empty()) return eta;
+  sweep::keep_shard(plan, sweep::parse_shard(view.shard));
+  return sweep::estimate(plan, opt);
 }
 
 void report_unplanned(const sweep::sweep_plan& plan) {
@@ -18,7 +28,12 @@ void report_unplanned(const sweep::sweep_plan& plan) {
 }
 
 std::string deselected_note(const sweep::sweep_plan& plan) {
-  return plan.deselected ? " (" + std::to_string(plan.deselected) + " left out by --op/--filter)" : "";
+  std::string note = plan.deselected ? " (" + std::to_string(plan.deselected) + " left out by --op/--filter)" : "";
+  if (!plan.part.whole()) {
+    note += " (shard " + plan.part.text() + ": " + std::to_string(plan.items.size()) + " of " +
+            std::to_string(plan.all_shards_items) + " configurations)";
+  }
+  return note;
 }
 
 int print_plan(const sweep::sweep_plan& plan, const sweep::plan_estimate& eta, const selection_options& view,
@@ -43,7 +58,8 @@ int print_plan(const sweep::sweep_plan& plan, const sweep::plan_estimate& eta, c
     nlohmann::json doc = {{"configurations", to_json(t)}, {"runs", n_runs}, {"devices", devices},
                           {"workers", eta.workers}, {"estimated_item_s", eta.item_seconds},
                           {"estimated_startup_s", eta.startup_seconds}, {"estimated_wall_s", eta.wall_seconds},
-                          {"deselected", plan.deselected}, {"unpaired", plan.unpaired.size()}};
+                          {"deselected", plan.deselected}, {"unpaired", plan.unpaired.size()},
+                          {"shard", plan.part.text()}, {"configurations_in_all_shards", plan.all_shards_items}};
     std::printf("%s\n", doc.dump().c_str());
     return 0;
   }

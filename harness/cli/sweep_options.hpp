@@ -16,9 +16,15 @@ struct selection_options {
   bool list = false;       ///< print the plan and stop
   bool dry_run = false;    ///< print the plan with estimated times and stop (no GPU needed)
   table_format format = table_format::text;
+  std::string shard;       ///< --shard K/N ("": the whole plan)
 };
 
 void add_selection_options(CLI::App* cmd, sweep::selection& select, selection_options& view);
+
+/// Estimates the plan and, with --shard, keeps its slice (balanced on the estimates) and
+/// estimates the slice.
+[[nodiscard]] sweep::plan_estimate estimate_and_shard(sweep::sweep_plan& plan, const selection_options& view,
+                                                      const sweep::estimate_options& opt);
 
 /// The suite's configurations that no pair of bundles covers, one stderr line each.
 void report_unplanned(const sweep::sweep_plan& plan);

@@ -30,18 +30,31 @@ store::results_file load_results(const std::vector<std::filesystem::path>& files
                                  const load_options& opts, std::vector<std::string>* notes) {
   if (files.empty()) throw std::runtime_error("no results file given");
   store::read_options ro{.samples = opts.samples};
-  store::results_file merged = store::read_results(files.front(), ro);
-  for (std::size_t i = 1; i < files.size(); ++i) {
-    store::results_file next = store::read_results(files[i], ro);
-    auto hard = store::hard_conflicts(merged.provenance, next.provenance);
+  std::vector<store::results_file> read;
+  for (const auto& f : files) read.push_back(store::read_results(f, ro));
+  std::vector<const store::results_file*> all;
+  for (const auto& r : read) all.push_back(&r);
+  const std::string coverage = store::check_shard_coverage(all);
+  store::results_file merged = std::move(read.front());
+  for (std::size_t i = 1; i < read.size(); ++i) {
+    auto hard = store::hard_conflicts(merged.provenance, read[i].provenance);
     if (!hard.empty() && !opts.force) {
       std::string why;
       for (const auto& h : hard) why += (why.empty() ? "" : ", ") + h;
       throw store::store_error(files[i], "cannot combine with " + files.front().string() + ": " + why +
                                              " (pass --force to combine anyway)");
     }
-    store::merge_summary s = store::merge_into(merged, next, {.force = opts.force});
+    store::merge_summary s = store::merge_into(merged, read[i], {.force = opts.force});
     if (notes != nullptr) notes->insert(notes->end(), s.notes.begin(), s.notes.end());
+  }
+  if (!coverage.empty()) {
+    // The merged file is the whole plan, no longer one slice of it.
+    auto& extra = merged.provenance.extra;
+    const std::string slice = extra["shard"];
+    extra["merged_shards"] = slice.substr(slice.find('/') + 1);
+    extra.erase("shard");
+    extra.erase("shard_plan_configs");
+    if (notes != nullptr) notes->push_back(coverage);
   }
   return merged;
 }

@@ -2,6 +2,8 @@
 #include "portbench/store/merge.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "portbench/store/error.hpp"
@@ -130,6 +132,65 @@ merge_summary merge_into(results_file& into, const results_file& from, const mer
   into.unreadable_groups.insert(into.unreadable_groups.end(), from.unreadable_groups.begin(),
                                 from.unreadable_groups.end());
   return summary;
+}
+
+std::string check_shard_coverage(const std::vector<const results_file*>& files) {
+  struct slice {
+    const results_file* file;
+    int index, count;
+    std::string plan_configs;
+  };
+  std::vector<slice> slices;
+  for (const auto* f : files) {
+    auto it = f->provenance.extra.find("shard");
+    if (it == f->provenance.extra.end()) continue;
+    int k = -1, n = 0;
+    char tail = 0;
+    if (std::sscanf(it->second.c_str(), "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 0 || k >= n) {
+      throw store_error(f->path, "attribute shard: '" + it->second + "' is not K/N with 0 <= K < N");
+    }
+    auto pc = f->provenance.extra.find("shard_plan_configs");
+    slices.push_back({f, k, n, pc == f->provenance.extra.end() ? "" : pc->second});
+  }
+  if (slices.empty()) return "";
+  const slice& first = slices.front();
+  std::map<int, const results_file*> by_index;
+  std::map<std::string, std::pair<int, const results_file*>> owner;   // config id -> slice
+  std::size_t configs = 0;
+  for (const auto& s : slices) {
+    if (s.count != first.count || s.plan_configs != first.plan_configs) {
+      throw store_error(s.file->path, "shard " + std::to_string(s.index) + "/" + std::to_string(s.count) + " of a " +
+                                          s.plan_configs + "-configuration plan does not belong with " +
+                                          first.file->path.string() + " (shard " + std::to_string(first.index) + "/" +
+                                          std::to_string(first.count) + " of " + first.plan_configs + ")");
+    }
+    if (auto [it, fresh] = by_index.emplace(s.index, s.file); !fresh) {
+      throw store_error(s.file->path, "shard " + std::to_string(s.index) + "/" + std::to_string(s.count) +
+                                          " is also " + it->second->path.string());
+    }
+    for (const auto& c : s.file->configs) {
+      auto [it, fresh] = owner.emplace(c.info.id, std::make_pair(s.index, s.file));
+      if (!fresh) {
+        throw store_error(s.file->path, "configuration '" + c.info.id + "' is in shard " + std::to_string(s.index) +
+                                            " and in shard " + std::to_string(it->second.first) + " (" +
+                                            it->second.second->path.string() + ")");
+      }
+      ++configs;
+    }
+  }
+  std::string missing;
+  for (int k = 0; k < first.count; ++k) {
+    if (!by_index.count(k)) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+  }
+  if (!missing.empty()) {
+    throw store_error(first.file->path, "shards of " + std::to_string(first.count) + " without shard(s) " + missing);
+  }
+  if (!first.plan_configs.empty() && std::to_string(configs) != first.plan_configs) {
+    throw store_error(first.file->path, "the " + std::to_string(first.count) + " shards hold " + std::to_string(configs) +
+                                            " configurations, their plan had " + first.plan_configs);
+  }
+  return "shards 0.." + std::to_string(first.count - 1) + " of " + std::to_string(first.count) + " cover the plan's " +
+         std::to_string(configs) + " configurations exactly once";
 }
 
 void write_results(const std::filesystem::path& path, const results_file& results,

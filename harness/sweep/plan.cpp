@@ -97,6 +97,7 @@ sweep_plan plan_sweep(const plan_options& opt) {
                           {pb.loaded.dir.string(), pb.loaded.plan.frontend}});
     rb.used = pb.used = true;
   }
+  plan.all_shards_items = plan.items.size();
   return plan;
 }
 
@@ -120,6 +121,7 @@ sweep_plan plan_check(const std::vector<std::string>& dirs, const selection& sel
       b.used = true;
     }
   }
+  plan.all_shards_items = plan.items.size();
   return plan;
 }
 
@@ -163,6 +165,56 @@ plan_estimate estimate(sweep_plan& plan, const estimate_options& opt) {
   out.startup_seconds = static_cast<double>(out.workers) * k_worker_startup_s;
   out.wall_seconds = (runs * out.item_seconds + out.startup_seconds) / static_cast<double>(devices);
   return out;
+}
+
+shard parse_shard(const std::string& text, const std::string& option) {
+  const auto bad = [&](const std::string& why) {
+    return sweep_error("", option, "'" + text + "': " + why + " (expected K/N with 0 <= K < N, e.g. 0/4)");
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw bad("no '/'");
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos) {
+      throw bad("'" + part + "' is not a non-negative integer");
+    }
+    return std::stoi(part);
+  };
+  shard s{number(text.substr(0, slash)), number(text.substr(slash + 1))};
+  if (s.count < 1) throw bad("N must be at least 1");
+  if (s.index >= s.count) throw bad("K must be below N");
+  return s;
+}
+
+void keep_shard(sweep_plan& plan, const shard& s) {
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) throw sweep_error("", "--shard", "invalid slice " + s.text());
+  plan.part = s;
+  plan.all_shards_items = plan.items.size();
+  if (s.whole()) return;
+  std::vector<std::size_t> order(plan.items.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return plan.items[a].estimated_s > plan.items[b].estimated_s;
+  });
+  std::vector<double> load(static_cast<std::size_t>(s.count), 0.0);
+  std::vector<bool> keep(plan.items.size(), false);
+  for (std::size_t i : order) {
+    const auto lightest = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[lightest] += plan.items[i].estimated_s;
+    keep[i] = lightest == static_cast<std::size_t>(s.index);
+  }
+  std::vector<planned_item> kept;
+  for (std::size_t i = 0; i < plan.items.size(); ++i) {
+    if (keep[i]) kept.push_back(std::move(plan.items[i]));
+  }
+  plan.items = std::move(kept);
+  // A bundle none of this slice's items runs is not used by this host.
+  for (auto& b : plan.bundles) b.used = false;
+  for (const auto& item : plan.items) {
+    for (auto& b : plan.bundles) {
+      const std::string& dir = b.reference_side ? item.reference.bundle : item.port.bundle;
+      if (b.loaded.dir.string() == dir) b.used = true;
+    }
+  }
 }
 
 }  // namespace portbench::sweep

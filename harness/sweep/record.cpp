@@ -111,6 +111,11 @@ store::provenance make_provenance(const sweep_plan& plan, const execute_options&
     p.port_frontend = plan.items.front().port.frontend;
   }
   p.extra["timing"] = timing_json(exec).dump();
+  if (!plan.part.whole()) {
+    // merge checks that the slices of one plan cover it exactly once (docs/results-layout.md).
+    p.extra["shard"] = plan.part.text();
+    p.extra["shard_plan_configs"] = std::to_string(plan.all_shards_items);
+  }
   return p;
 }
 
@@ -170,6 +175,7 @@ std::vector<std::string> resume_conflicts(const store::provenance& file, const s
     differ("seed", text(file.seeds), text(call.seeds));
   }
   compare_bundles(file, call, out);
+  differ("shard", extra(file, "shard"), extra(call, "shard"));
   const json ft = json::parse(extra(file, "timing"), nullptr, false);
   const json ct = json::parse(extra(call, "timing"), nullptr, false);
   if (!ft.is_object()) {

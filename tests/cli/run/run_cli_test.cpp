@@ -64,15 +64,72 @@ TEST(RunCli, ListAndDryRunNeedNoDevice) {
     EXPECT_EQ(row["reference"], "cutile_python");
     EXPECT_EQ(row["port"], "cutile_rust");
   }
+  auto csv = pt::run_process(with(python_to_rust(tmp), {"--list", "--format", "csv", "--op", "vector_add"}));
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("configuration,operator,reference,port\n", 0), 0u) << csv.out;
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "r.h5")) << "--list writes nothing";
+  // Without --out a dry run writes nothing; with it, the plan: configurations declared, no runs.
+  auto quiet = pt::run_process({PORTBENCH_BIN, "run", "--ref", (pt::bundle_root() / "cutile_python").string(), "--port",
+                                (pt::bundle_root() / "cutile_rust").string(), "--suite", suite(), "--dry-run"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("plan written"), std::string::npos) << quiet.out;
   auto dry = pt::run_process(with(python_to_rust(tmp), {"--dry-run", "--filter", "^vector_add/", "--runs", "3"}));
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_NE(dry.out.find("estimated_s"), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("x 3 run(s) on 1 device(s), 3 worker processes; estimated wall ~"), std::string::npos) << dry.out;
   EXPECT_EQ(dry.out.find("rms_norm"), std::string::npos) << "the filter keeps vector_add only";
-  auto csv = pt::run_process(with(python_to_rust(tmp), {"--list", "--format", "csv", "--op", "vector_add"}));
-  ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_EQ(csv.out.rfind("configuration,operator,reference,port\n", 0), 0u) << csv.out;
-  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "r.h5"));
+  const auto plan = ps::read_results(tmp.path() / "r.h5");
+  ASSERT_FALSE(plan.configs.empty());
+  EXPECT_EQ(plan.run_count(), 0u);
+  for (const auto& c : plan.configs) EXPECT_EQ(c.info.op, "vector_add") << c.info.id;
+  EXPECT_NE(dry.out.find("plan written: " + (tmp.path() / "r.h5").string() + " (" + std::to_string(plan.configs.size()) +
+                         " configurations)"),
+            std::string::npos)
+      << dry.out;
+}
+
+// `--shard K/N` slices of a --dry-run plan, as the Slurm array writes them: `merge` proves they
+// cover the plan exactly once and refuses a set with a slice missing or given twice.
+TEST(RunCli, ShardedDryRunsMergeIntoThePlanExactlyOnce) {
+  pt::temp_dir tmp;
+  const int n = 3;
+  std::vector<std::string> files;
+  std::map<std::string, int> owner;
+  for (int k = 0; k < n; ++k) {
+    const std::string name = "shard-" + std::to_string(k) + ".h5";
+    auto r = pt::run_process(with(python_to_rust(tmp, name), {"--dry-run", "--runs", "4", "--shard", std::to_string(k) + "/" + std::to_string(n)}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("(shard " + std::to_string(k) + "/3: "), std::string::npos) << r.out;
+    files.push_back((tmp.path() / name).string());
+    for (const auto& c : ps::read_results(files.back()).configs) EXPECT_TRUE(owner.emplace(c.info.id, k).second) << c.info.id;
+  }
+  auto whole = pt::run_process(with(python_to_rust(tmp, "whole.h5"), {"--dry-run"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const auto all = ps::read_results(tmp.path() / "whole.h5");
+  EXPECT_EQ(owner.size(), all.configs.size());
+
+  const auto merged = (tmp.path() / "merged.h5").string();
+  auto m = pt::run_process({PORTBENCH_BIN, "merge", merged, files[2], files[0], files[1]});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.err.find("shards 0..2 of 3 cover the plan's " + std::to_string(all.configs.size()) +
+                       " configurations exactly once"),
+            std::string::npos)
+      << m.err;
+  const auto back = ps::read_results(merged);
+  EXPECT_EQ(back.configs.size(), all.configs.size());
+  EXPECT_EQ(back.provenance.extra.count("shard"), 0u);
+  EXPECT_EQ(back.provenance.extra.at("merged_shards"), "3");
+
+  auto gap = pt::run_process({PORTBENCH_BIN, "merge", (tmp.path() / "gap.h5").string(), files[0], files[2]});
+  EXPECT_NE(gap.exit_code, 0);
+  EXPECT_NE(gap.err.find("shards of 3 without shard(s) 1"), std::string::npos) << gap.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "gap.h5"));
+  auto twice = pt::run_process({PORTBENCH_BIN, "merge", (tmp.path() / "twice.h5").string(), files[0], files[1], files[1], files[2]});
+  EXPECT_NE(twice.exit_code, 0);
+  EXPECT_NE(twice.err.find("shard 1/3 is also"), std::string::npos) << twice.err;
+  auto bad = pt::run_process(with(python_to_rust(tmp, "bad.h5"), {"--dry-run", "--shard", "3/3"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "portbench: error: --shard: '3/3': K must be below N (expected K/N with 0 <= K < N, e.g. 0/4)\n");
 }
 
 TEST(RunCli, NothingSelectedIsOneLineAndExitTwo) {

@@ -74,4 +74,48 @@ TEST(StoreMerge, RefusesOtherSuiteOrGpuUnlessForced) {
 }
 
 }  // namespace
+provenance shard_provenance(const std::string& slice, std::size_t plan_configs) {
+  provenance p = test_provenance();
+  p.extra["shard"] = slice;
+  p.extra["shard_plan_configs"] = std::to_string(plan_configs);
+  return p;
+}
+
+std::string coverage_error(const std::vector<const results_file*>& files) {
+  try {
+    (void)check_shard_coverage(files);
+  } catch (const store_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Real files as `run --shard` writes them: three slices of a 5-configuration plan.
+TEST(StoreMerge, ShardCoverageAcceptsEachSliceOnceAndNamesEveryGap) {
+  auto s0 = read_results(write_shard("cov0.h5", {0, 3}, 1, 1000, shard_provenance("0/3", 5)));
+  auto s1 = read_results(write_shard("cov1.h5", {1}, 1, 2000, shard_provenance("1/3", 5)));
+  auto s2 = read_results(write_shard("cov2.h5", {2, 4}, 1, 3000, shard_provenance("2/3", 5)));
+  auto extra_runs = read_results(write_shard("cov_more.h5", {1}, 1, 4000));
+  EXPECT_EQ(check_shard_coverage({&s0, &s1, &s2}), "shards 0..2 of 3 cover the plan's 5 configurations exactly once");
+  EXPECT_EQ(check_shard_coverage({&s2, &extra_runs, &s0, &s1}),
+            "shards 0..2 of 3 cover the plan's 5 configurations exactly once");
+  EXPECT_EQ(check_shard_coverage({&extra_runs}), "");
+
+  EXPECT_EQ(coverage_error({&s0, &s2}), s0.path.string() + ": shards of 3 without shard(s) 1");
+  EXPECT_EQ(coverage_error({&s0, &s1, &s1, &s2}), s1.path.string() + ": shard 1/3 is also " + s1.path.string());
+  auto overlap = read_results(write_shard("cov_overlap.h5", {1, 3}, 1, 5000, shard_provenance("1/3", 5)));
+  EXPECT_EQ(coverage_error({&s0, &overlap, &s2}),
+            overlap.path.string() + ": configuration '" + test_config(3).id + "' is in shard 1 and in shard 0 (" +
+                s0.path.string() + ")");
+  auto other_plan = read_results(write_shard("cov_other.h5", {1}, 1, 6000, shard_provenance("1/4", 5)));
+  EXPECT_EQ(coverage_error({&s0, &other_plan}), other_plan.path.string() +
+                                                   ": shard 1/4 of a 5-configuration plan does not belong with " +
+                                                   s0.path.string() + " (shard 0/3 of 5)");
+  auto short_slice = read_results(write_shard("cov_short.h5", {2}, 1, 7000, shard_provenance("2/3", 5)));
+  EXPECT_EQ(coverage_error({&s0, &s1, &short_slice}),
+            s0.path.string() + ": the 3 shards hold 4 configurations, their plan had 5");
+  auto bad = read_results(write_shard("cov_bad.h5", {0}, 1, 8000, shard_provenance("3/3", 5)));
+  EXPECT_EQ(coverage_error({&bad}), bad.path.string() + ": attribute shard: '3/3' is not K/N with 0 <= K < N");
+}
+
 }  // namespace portbench::store

@@ -3,7 +3,9 @@
 // the estimate, provenance, run records and the resume rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -269,6 +271,84 @@ TEST(Estimate, GrowsWithBytesRunsAndTheTimeCap) {
   capped.timing.max_samples = 100000;
   capped.timing.min_samples = 100000;
   EXPECT_LT(ps::estimate(plan, capped).item_seconds, ps::estimate(plan, {.runs = 1, .timing = {.min_samples = 100000, .max_samples = 100000, .time_cap_s = 100}}).item_seconds);
+}
+
+TEST(Shard, ParseAcceptsKOfNAndNamesWhatIsWrong) {
+  const auto s = ps::parse_shard("2/5");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_EQ(s.text(), "2/5");
+  EXPECT_TRUE(ps::parse_shard("0/1").whole());
+  EXPECT_EQ(error_of([] { (void)ps::parse_shard("5/5"); }),
+            "--shard: '5/5': K must be below N (expected K/N with 0 <= K < N, e.g. 0/4)");
+  EXPECT_EQ(error_of([] { (void)ps::parse_shard("1/0"); }),
+            "--shard: '1/0': N must be at least 1 (expected K/N with 0 <= K < N, e.g. 0/4)");
+  EXPECT_EQ(error_of([] { (void)ps::parse_shard("3"); }), "--shard: '3': no '/' (expected K/N with 0 <= K < N, e.g. 0/4)");
+  EXPECT_EQ(error_of([] { (void)ps::parse_shard("-1/4"); }),
+            "--shard: '-1/4': '-1' is not a non-negative integer (expected K/N with 0 <= K < N, e.g. 0/4)");
+}
+
+// The slices of a real plan (the smoke suite on the exported bundles): each item in exactly one
+// slice, each slice in plan order, and the estimated time spread evenly (the longest-first
+// greedy split is within the largest item of the mean).
+TEST(Shard, SlicesCoverThePlanOnceInPlanOrderAndBalanceTheEstimate) {
+  auto whole = ps::plan_sweep(python_to_rust());
+  (void)ps::estimate(whole, {.runs = 4});
+  std::map<std::string, std::size_t> position;
+  double total = 0, largest = 0;
+  for (std::size_t i = 0; i < whole.items.size(); ++i) {
+    position[whole.items[i].id()] = i;
+    total += whole.items[i].estimated_s;
+    largest = std::max(largest, whole.items[i].estimated_s);
+  }
+  ASSERT_GE(whole.items.size(), 6u);
+  for (int n : {1, 2, 3, static_cast<int>(whole.items.size()) + 2}) {
+    std::map<std::string, int> owner;
+    for (int k = 0; k < n; ++k) {
+      auto plan = ps::plan_sweep(python_to_rust());
+      (void)ps::estimate(plan, {.runs = 4});
+      ps::keep_shard(plan, {k, n});
+      EXPECT_EQ(plan.all_shards_items, whole.items.size());
+      double load = 0;
+      std::size_t last = 0;
+      for (std::size_t i = 0; i < plan.items.size(); ++i) {
+        const auto id = plan.items[i].id();
+        EXPECT_TRUE(owner.emplace(id, k).second) << id << " in shards " << owner[id] << " and " << k << " of " << n;
+        if (i > 0) {
+          EXPECT_GT(position.at(id), last) << "shard " << k << "/" << n << " is out of plan order";
+        }
+        last = position.at(id);
+        load += plan.items[i].estimated_s;
+      }
+      if (n <= static_cast<int>(whole.items.size())) {
+        EXPECT_FALSE(plan.items.empty()) << "shard " << k << "/" << n;
+        EXPECT_LE(load, total / n + largest + 1e-9) << "shard " << k << "/" << n;
+      }
+      for (const auto& b : plan.bundles) {
+        if (!b.used) continue;
+        const bool runs_it = std::any_of(plan.items.begin(), plan.items.end(), [&](const ps::planned_item& it) {
+          return (b.reference_side ? it.reference.bundle : it.port.bundle) == b.loaded.dir.string();
+        });
+        EXPECT_TRUE(runs_it) << b.loaded.dir << " marked used by shard " << k << "/" << n;
+      }
+    }
+    EXPECT_EQ(owner.size(), whole.items.size()) << n << " shards";
+  }
+}
+
+TEST(Shard, AShardIsPartOfTheProvenanceAndOfTheResumeRules) {
+  auto plan = ps::plan_sweep(python_to_rust());
+  (void)ps::estimate(plan, {});
+  ps::execute_options exec;
+  const auto whole = ps::make_provenance(plan, exec, nullptr, "x");
+  EXPECT_EQ(whole.extra.count("shard"), 0u);
+  ps::keep_shard(plan, {1, 3});
+  const auto part = ps::make_provenance(plan, exec, nullptr, "x");
+  EXPECT_EQ(part.extra.at("shard"), "1/3");
+  EXPECT_EQ(part.extra.at("shard_plan_configs"), std::to_string(plan.all_shards_items));
+  const auto conflicts = ps::resume_conflicts(part, whole);
+  ASSERT_FALSE(conflicts.empty());
+  EXPECT_NE(std::find(conflicts.begin(), conflicts.end(), "shard: the file has '1/3', this call ''"), conflicts.end());
 }
 
 }  // namespace

@@ -34,12 +34,18 @@ struct selection {
   std::string filter;             ///< --filter REGEX (ECMAScript), searched in the configuration id
 };
 
-/// One slice of a plan for one host: --shard K/N (a later issue) keeps the items of slice K,
+/// One slice of a plan for one host: --shard K/N keeps the items of slice K (0-based) of N,
 /// balanced by planned_item::estimated_s. {0, 1} is the whole plan.
 struct shard {
   int index = 0;
   int count = 1;
+
+  [[nodiscard]] bool whole() const noexcept { return count == 1; }
+  [[nodiscard]] std::string text() const { return std::to_string(index) + "/" + std::to_string(count); }
 };
+
+/// Parses "K/N" with 0 <= K < N. Throws sweep_error naming `option` and the text.
+[[nodiscard]] shard parse_shard(const std::string& text, const std::string& option = "--shard");
 
 struct plan_options {
   std::vector<std::string> ref_dirs, port_dirs;   ///< bundle folders or folders holding bundles
@@ -80,6 +86,8 @@ struct sweep_plan {
   std::vector<std::pair<std::string, std::string>> unpaired;   ///< config id, why not planned
   std::size_t deselected = 0;                                  ///< left out by the selection
   std::vector<plan_bundle> bundles;
+  sweep::shard part;              ///< the slice this plan keeps (keep_shard)
+  std::size_t all_shards_items = 0;   ///< items of the plan before keep_shard (coverage check)
 };
 
 /// Loads the suite and every bundle below the folders (all checks of `inspect`), keeps the
@@ -107,6 +115,12 @@ struct plan_estimate {
   double wall_seconds = 0;    ///< runs x items / devices + startup
   std::size_t workers = 0;    ///< worker processes the sweep starts (without restarts)
 };
+
+/// Keeps the items of slice `s` (after estimate(), which sets the costs it balances): items
+/// in decreasing estimated_s, ties in plan order, each onto the slice with the least estimated
+/// time so far (lowest index on ties). Every host computes the same split from the same plan,
+/// every item lands in exactly one slice, and the kept items stay in plan order.
+void keep_shard(sweep_plan& plan, const shard& s);
 
 /// A rough wall time of the plan (docs/cli.md, "dry run"), from each configuration's bytes and
 /// flops (reference/ cost models) and the timing options; also fills each item's estimated_s.

@@ -37,6 +37,13 @@ struct merge_summary {
 /// role's front end, differ (those cannot be represented in one file).
 merge_summary merge_into(results_file& into, const results_file& from, const merge_options& opts);
 
+/// The slices of one sharded plan (root attributes "shard" = "K/N" and "shard_plan_configs",
+/// written by `portbench run --shard`): every K of 0..N-1 exactly once, one N and one plan
+/// size, no configuration in two slices, and the slices adding up to the plan. Files without a
+/// shard attribute (extra runs) are not part of the check. Throws store_error naming the file
+/// and what is wrong; returns one line saying what was covered ("" when no file is a slice).
+[[nodiscard]] std::string check_shard_coverage(const std::vector<const results_file*>& files);
+
 /// Writes an in-memory results file to `path` through results_writer (statistics recomputed
 /// from the samples, so read it with samples).
 void write_results(const std::filesystem::path& path, const results_file& results,
