@@ -9,6 +9,7 @@
 # largest configurations against the measured copy bandwidth.
 # Usage: scripts/device_corpus.sh OUTDIR [RUNS]
 # Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420),
+# PORTBENCH_CORPUS_BUDGET (s: `run --budget`, no run starts after it; 0 = none),
 # PORTBENCH_CORPUS_SUITE (default configs/tilegym.json), PORTBENCH_CORPUS_REF / _PORT (bundle
 # folders, default bundles-tilegym/cutile_python and cutile_rust; one operator's bundle folder
 # re-times that operator alone), PORTBENCH_CORPUS_TRITON=0 (skip the Triton step),
@@ -29,8 +30,9 @@ start=$(date +%s)
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
   --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
+  --budget "${PORTBENCH_CORPUS_BUDGET:-0}" \
   --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
-echo "cuTile Python -> cuTile Rust sweep: exit $?, $(( $(date +%s) - start )) s"
+echo "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} sweep: exit $?, $(( $(date +%s) - start )) s"
 grep -v "not paired" "$OUT/corpus.txt" | tail -3
 "$BIN" report "$OUT/corpus.h5" --format md > "$OUT/corpus_report.md" 2>&1
 grep -A12 "^## Operators" "$OUT/corpus_report.md"

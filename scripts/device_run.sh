@@ -80,9 +80,10 @@ tune_front_end() {
   for op in "$@"; do [[ -d "bundles-tilegym/$name/$op" ]] && dirs+=("bundles-tilegym/$name/$op"); done
   echo "== portbench tune: $name variants ($*) =="
   [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
-  local start; start=$(date +%s)
-  timeout "$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json \
-    --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap 0.2 --timeout 120 --target "$target" \
+  local start cap; start=$(date +%s); cap=$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")
+  # --budget stops starting candidates in time for the record to be written within the cap.
+  timeout "$cap" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json --budget $(( cap > 40 ? cap - 30 : 10 )) \
+    --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap "${PORTBENCH_TUNE_TIME_CAP:-0.2}" --timeout 120 --target "$target" \
     --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
     --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
   echo "tune $name exit $?, $(( $(date +%s) - start )) s"
@@ -114,7 +115,9 @@ if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   echo "== operator corpus =="
-  bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
+  cap=$(left_s "${PORTBENCH_CORPUS_TIMEOUT:-420}")
+  PORTBENCH_CORPUS_TIMEOUT="$cap" PORTBENCH_CORPUS_BUDGET="${PORTBENCH_CORPUS_BUDGET:-$(( cap > 120 ? cap - 90 : 30 ))}" \
+    bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
   cp "$OUT"/corpus.h5 "$OUT"/largest_*.h5 "$FINAL"/ 2>/dev/null
 fi
 if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then

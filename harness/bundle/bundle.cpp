@@ -28,6 +28,11 @@ std::string describe(const param_binding& p) {
   if (!p.tensor.empty()) s += " " + p.tensor;
   if (p.kind == param_kind::extent || p.kind == param_kind::stride) s += "[" + std::to_string(p.dim) + "]";
   if (p.kind == param_kind::scratch) s += " " + p.scratch;
+  if (p.kind == param_kind::ptr_table) {
+    s += " [";
+    for (std::size_t i = 0; i < p.tensors.size(); ++i) s += (i ? "," : "") + p.tensors[i];
+    s += "]";
+  }
   return s + " (" + to_string(p.type) + ")";
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/bundle/launcher.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -60,6 +61,26 @@ packed_params::packed_params(std::vector<std::byte> storage, const std::vector<s
   for (auto off : offsets) m_pointers.push_back(m_storage.data() + off);
 }
 
+std::vector<std::vector<std::string>> address_tables(const std::vector<launch_spec>& launches) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& l : launches) {
+    for (const auto& p : l.params) {
+      if (p.kind == param_kind::ptr_table && std::find(out.begin(), out.end(), p.tensors) == out.end()) {
+        out.push_back(p.tensors);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names, const tensor_bindings& tensors,
+                                           const std::string& where) {
+  std::vector<std::uint64_t> out;
+  out.reserve(names.size());
+  for (const auto& name : names) out.push_back(static_cast<std::uint64_t>(find_tensor(tensors, name, where).address));
+  return out;
+}
+
 packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, const scratch_bindings& scratch,
                           const std::string& where) {
   auto offsets = param_offsets(l);
@@ -100,14 +121,21 @@ packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, 
         }
         break;
       case param_kind::scratch: {
-        auto it = scratch.find(p.scratch);
-        if (it == scratch.end()) throw bundle_error(at, "scratch buffer '" + p.scratch + "' was not allocated");
+        auto it = scratch.buffers.find(p.scratch);
+        if (it == scratch.buffers.end()) throw bundle_error(at, "scratch buffer '" + p.scratch + "' was not allocated");
         put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
         break;
       }
       case param_kind::null:
         put(buf, offsets[i], std::uint64_t{0});
         break;
+      case param_kind::ptr_table: {
+        for (const auto& name : p.tensors) (void)find_tensor(tensors, name, at);
+        auto it = scratch.tables.find(p.tensors);
+        if (it == scratch.tables.end()) throw bundle_error(at, "the address table of its " + std::to_string(p.tensors.size()) + " tensors was not built");
+        put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
+        break;
+      }
     }
   }
   return packed_params(std::move(buf), offsets);
@@ -188,8 +216,8 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
   // or uploads, never kernels: preparation, outside the plan's device time.
   for (const auto& sc : m_plan->scratch) {
     if ((!sc.zero_init && !sc.fill_init) || sc.bytes == 0) continue;
-    auto it = scratch.find(sc.name);
-    if (it == scratch.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
+    auto it = scratch.buffers.find(sc.name);
+    if (it == scratch.buffers.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
     if (sc.zero_init) {
       PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
       continue;

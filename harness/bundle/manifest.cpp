@@ -86,7 +86,8 @@ scalar_type parse_scalar(const field& f) {
 param_binding parse_param(const field& f) {
   static const std::map<std::string, param_kind> kinds = {
       {"ptr", param_kind::ptr},         {"extent", param_kind::extent}, {"stride", param_kind::stride},
-      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null}};
+      {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null},
+      {"ptr_table", param_kind::ptr_table}};
   field kind = f.at("kind");
   auto it = kinds.find(kind.text());
   if (it == kinds.end()) kind.fail("unknown kind '" + kind.text() + "'");
@@ -123,6 +124,16 @@ param_binding parse_param(const field& f) {
       break;
     case param_kind::null:
       break;
+    case param_kind::ptr_table: {
+      // A device array of the named tensors' addresses, which the harness builds.
+      field names = f.at("tensors");
+      if (names.array_size() == 0) names.fail("lists no tensors");
+      for (std::size_t i = 0; i < names.array_size(); ++i) {
+        p.tensors.push_back(names.at(i).text());
+        if (p.tensors.back().empty()) names.at(i).fail("must name a tensor");
+      }
+      break;
+    }
   }
   return p;
 }
@@ -343,6 +354,7 @@ const char* to_string(param_kind k) noexcept {
     case param_kind::literal: return "literal";
     case param_kind::scratch: return "scratch";
     case param_kind::null: return "null";
+    case param_kind::ptr_table: return "ptr_table";
   }
   return "?";
 }
@@ -465,6 +477,13 @@ const config_plan* manifest::find(const reference::config& c) const noexcept {
   return nullptr;
 }
 
+const std::string* manifest::unsupported_reason(const reference::config& c) const noexcept {
+  for (const auto& u : unsupported) {
+    if (u.config.op == c.op && u.config.params == c.params) return &u.reason;
+  }
+  return nullptr;
+}
+
 manifest parse_manifest(const std::filesystem::path& file) {
   const std::string name = file.string();
   std::ifstream in(file);
@@ -542,6 +561,27 @@ manifest parse_manifest(const std::filesystem::path& file) {
       plan.variant = c.at("tuning").at("variant").text();
     }
     m.configs.push_back(std::move(plan));
+  }
+
+  if (root.has("unsupported")) {
+    // The exporter's reasons for the configurations it has no plan for; one with a plan too
+    // would contradict itself.
+    field us = root.at("unsupported");
+    for (std::size_t i = 0; i < us.array_size(); ++i) {
+      field u = us.at(i);
+      unsupported_config entry;
+      entry.config.op = m.op;
+      field params = u.at("params");
+      if (!params.raw().is_object()) params.fail("expected an object");
+      for (const auto& [key, value] : params.raw().items()) {
+        entry.config.params[key] = to_param_value(params.at(key));
+        (void)value;
+      }
+      entry.reason = u.at("reason").text();
+      if (entry.reason.empty()) u.at("reason").fail("must not be empty");
+      if (m.find(entry.config) != nullptr) params.fail("also has a plan in configs[]");
+      m.unsupported.push_back(std::move(entry));
+    }
   }
   return m;
 }

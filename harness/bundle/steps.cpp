@@ -99,8 +99,8 @@ bound_view bind_view(const view_spec& v, const tensor_bindings& tensors, const s
     capacity = spec.storage_elements - spec.offset;
   } else {
     auto spec = std::find_if(scratch_specs.begin(), scratch_specs.end(), [&](const auto& s) { return s.name == v.scratch; });
-    auto it = scratch.find(v.scratch);
-    if (spec == scratch_specs.end() || it == scratch.end()) {
+    auto it = scratch.buffers.find(v.scratch);
+    if (spec == scratch_specs.end() || it == scratch.buffers.end()) {
       throw bundle_error(where, "scratch buffer '" + v.scratch + "' was not allocated");
     }
     b.base = it->second;

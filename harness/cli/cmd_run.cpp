@@ -91,6 +91,10 @@ int run_command(run_cli_options& o, const std::string& argv_line) {
     notes.push_back("NOT RECORDED: " + std::to_string(summary.not_recorded) + " configuration runs could not be written, first: " +
                     summary.first_not_recorded);
   }
+  if (summary.not_run_budget > 0) {
+    notes.push_back("budget: " + std::to_string(summary.not_run_budget) + " configuration runs not started after " +
+                    std::to_string(static_cast<int>(o.exec.budget_s)) + " s (--resume continues)");
+  }
   if (summary.stray_lines > 0) {
     notes.push_back(std::to_string(summary.stray_lines) + " worker output lines were not protocol lines, first: " +
                     summary.first_stray_line);
@@ -155,6 +159,8 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--seed", e.seed, "Base seed of the inputs");
   cmd->add_flag("--vary-inputs", e.vary_inputs, "Fresh inputs in every run, each verified (default: the same inputs, verified once)");
   cmd->add_option("--verified-cache", e.verified_dir, "Folder of verified outputs kept between sweeps (default: the sweep's own)");
+  cmd->add_option("--budget", e.budget_s, "Seconds after which no further configuration run starts (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", e.item_timeout_s, "Seconds one configuration may take before its worker is killed")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--min-samples", e.timing.min_samples, "Samples per side at least");

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "portbench/sweep/execute.hpp"
 #include "portbench/tune/tune.hpp"
+#include "portbench/verdicts.hpp"
 
 namespace portbench::cli {
 namespace {
@@ -40,7 +41,8 @@ int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
     std::printf("%-56s %-18s %10.2f %-18s %8.4f %d of %zu passed\n", c.config_id.c_str(), c.baseline.c_str(),
                 c.baseline_ns / 1e3, c.chosen.c_str(), c.speedup_over_default, eligible, c.candidates.size());
     for (const auto& k : c.candidates) {
-      if (!k.eligible()) {
+      // Candidates the budget left out are counted once below, not listed.
+      if (!k.eligible() && k.status != verdicts::status::not_run) {
         std::printf("    %s: numerics %s, proof %s, status %s %s\n", k.variant.c_str(), k.numerics.c_str(),
                     k.proof.c_str(), k.status.c_str(), k.error.c_str());
       }
@@ -57,6 +59,10 @@ int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
   std::filesystem::rename(tmp, out);
   std::printf("tuning record: %s (%zu configurations), wall %.1f s\n", o.out.c_str(), result.choices.size(),
               result.summary.wall_s);
+  if (result.summary.not_run_budget > 0) {
+    std::printf("budget: %d candidate runs not started after %g s (their configurations keep the measured best)\n",
+                result.summary.not_run_budget, o.tune.sweep.budget_s);
+  }
   return all_measured ? 0 : 1;
 }
 
@@ -74,6 +80,9 @@ command_action add_tune_command(CLI::App& app) {
   cmd->add_option("--gpu", o->gpu, "GPU name recorded in the record");
   cmd->add_option("--runs", t.sweep.runs, "Independent worker runs per candidate (best of N)")->check(CLI::PositiveNumber);
   cmd->add_option("--devices", t.sweep.devices, "CUDA device ordinals, one worker each")->delimiter(',');
+  cmd->add_option("--budget", t.sweep.budget_s,
+                  "Seconds after which no further candidate starts; the record keeps what was measured (0: none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--timeout", t.sweep.item_timeout_s, "Seconds one candidate may take before its worker is killed");
   cmd->add_option("--time-cap", t.sweep.timing.time_cap_s, "Seconds of sampling per candidate and run at most");
   cmd->add_option("--max-samples", t.sweep.timing.max_samples, "Samples per side at most");

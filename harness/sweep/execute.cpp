@@ -88,8 +88,18 @@ class sweep_state {
     ++m_finished;
     ++m_summary.items_run;
     if (r.status != verdicts::status::ok) ++m_summary.items_failed;
+    if (r.status == verdicts::status::not_run && r.error == budget_reason()) ++m_summary.not_run_budget;
     m_summary.timed_device_s += r.timed_device_s;
     progress();
+  }
+  /// True once execute_options::budget_s is spent.
+  [[nodiscard]] bool over_budget() const {
+    return m_opt.budget_s > 0 && std::chrono::duration<double>(clock_type::now() - m_t0).count() >= m_opt.budget_s;
+  }
+  [[nodiscard]] std::string budget_reason() const {
+    char text[96];
+    std::snprintf(text, sizeof text, "not started: the sweep's budget of %g s was spent", m_opt.budget_s);
+    return text;
   }
   void stray_line(const std::string& line) {
     std::lock_guard g(m_lock);
@@ -155,6 +165,12 @@ class device_runner {
     int idle_rounds = 0;   // consecutive workers that delivered nothing
     while (!pending.empty()) {
       std::set<std::size_t> delivered;
+      if (m_state.over_budget()) {
+        for (std::size_t k : pending) {
+          deliver(units, k, failed(units, k, verdicts::status::not_run, m_state.budget_reason()), delivered);
+        }
+        return;
+      }
       idle_reason idle;
       try {
         idle = one_worker(units, pending, delivered);
@@ -223,7 +239,7 @@ class device_runner {
 
     constexpr std::size_t k_none = static_cast<std::size_t>(-1);
     std::size_t current = k_none;   // announced by "begin", not yet reported
-    bool hung = false;
+    bool hung = false, stopped = false;
     std::string line;
     // The deadline counts from the last protocol line: a worker that only prints noise hangs.
     auto deadline = clock_type::now() + std::chrono::duration<double>(m_opt.item_timeout_s);
@@ -270,12 +286,17 @@ class device_runner {
         }
         deliver(units, r.index, r, delivered);
         if (current == r.index) current = k_none;
+        if (m_state.over_budget() && delivered.size() < mine.size()) {
+          stopped = true;   // the rest go NOT_RUN in run_group; the worker is stopped now
+          break;
+        }
       } else if (event != "done") {
         m_state.stray_line(line);
       }
     }
     const std::string partial = w.partial_line();
-    std::string how = hung ? w.kill_and_reap() : w.reap();
+    std::string how = hung || stopped ? w.kill_and_reap() : w.reap();
+    if (stopped) return {"stopped: the sweep's budget was spent", false};
     if (current != k_none) {
       std::string why;
       if (hung) {

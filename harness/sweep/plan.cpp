@@ -89,8 +89,12 @@ sweep_plan plan_sweep(const plan_options& opt) {
     auto& rb = plan.bundles[r->second];
     auto& pb = plan.bundles[p->second];
     if (!rb.loaded.plan.find(e.config) || !pb.loaded.plan.find(e.config)) {
-      plan.unpaired.emplace_back(id, !rb.loaded.plan.find(e.config) ? "the reference bundle has no plan for it"
-                                                                     : "the port bundle has no plan for it");
+      const bool ref_lacks = !rb.loaded.plan.find(e.config);
+      const auto& lacking = ref_lacks ? rb.loaded.plan : pb.loaded.plan;
+      std::string why = ref_lacks ? "the reference bundle has no plan for it" : "the port bundle has no plan for it";
+      // The exporter's own reason, where its manifest gives one (unsupported[]).
+      if (const std::string* reason = lacking.unsupported_reason(e.config)) why += " (" + lacking.frontend + ": " + *reason + ")";
+      plan.unpaired.emplace_back(id, why);
       continue;
     }
     plan.items.push_back({e.config, e.params, {rb.loaded.dir.string(), rb.loaded.plan.frontend},

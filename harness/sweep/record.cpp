@@ -239,6 +239,8 @@ results_recorder results_recorder::open(const std::filesystem::path& path, const
 result_sink results_recorder::sink() {
   return [this](const planned_item& item, int run, const measure::item_report& r) {
     m->tally.add(item, run, r);
+    // A run never started (the sweep's budget spent) is not stored: `--resume` runs it later.
+    if (r.status == verdicts::status::not_run) return;
     try {
       m->writer.append(to_record(item, run, r, store::role::reference));
       m->writer.append(to_record(item, run, r, store::role::port));

@@ -159,9 +159,17 @@ json to_record(const tune_result& r, const std::string& target, const std::strin
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   std::set<std::string> frontends;
-  json choices = json::array();
+  json choices = json::array(), not_measured = json::array();
   for (const auto& c : r.choices) {
     frontends.insert(c.frontend);
+    const bool any_timed = c.baseline_ns > 0 || std::any_of(c.candidates.begin(), c.candidates.end(),
+                                                              [](const candidate_result& k) { return k.eligible(); });
+    if (!any_timed) {
+      // Nothing timed (a budget spent, every side failed): the exporter keeps its default and
+      // the record does not claim a choice.
+      not_measured.push_back({{"op", c.op}, {"params", c.params}});
+      continue;
+    }
     json cands = json::array();
     for (const auto& k : c.candidates) {
       cands.push_back({{"variant", k.variant}, {"speedup", k.speedup}, {"best_ns", k.best_ns},
@@ -175,7 +183,7 @@ json to_record(const tune_result& r, const std::string& target, const std::strin
   std::string fe;
   for (const auto& f : frontends) fe += (fe.empty() ? "" : ",") + f;
   return {{"schema", k_record_schema}, {"frontend", fe}, {"target", target}, {"gpu", gpu},
-          {"made_by", made_by}, {"date", date}, {"choices", choices}};
+          {"made_by", made_by}, {"date", date}, {"choices", choices}, {"not_measured", not_measured}};
 }
 
 }  // namespace portbench::tune

@@ -2,6 +2,7 @@
 #include "portbench/verify/device_tensors.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "portbench/cuda/error.hpp"
 
@@ -34,8 +35,22 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
     // Scratch starts from a known non-zero pattern, so a kernel that relies on zeroed scratch
     // fails the same way every time instead of by luck.
     buf.fill_u32(0xA5A5A5A5u);
-    m_scratch_bindings[name] = buf.address();
+    m_scratch_bindings.buffers[name] = buf.address();
     m_scratch.emplace(name, std::move(buf));
+  }
+  // The address tables of ptr_table parameters: one device array per distinct tensor list, built
+  // once from the bindings above (the tensors never move). A list naming a tensor the operator
+  // lacks builds no table; packing the launch then names the parameter and the tensor.
+  for (const auto* plan : plans) {
+    for (const auto& names : bundle::address_tables(plan->launches)) {
+      const bool bound = std::all_of(names.begin(), names.end(), [&](const std::string& n) { return m_bindings.count(n) > 0; });
+      if (!bound || m_scratch_bindings.tables.count(names)) continue;
+      const std::vector<std::uint64_t> addresses = bundle::table_addresses(names, m_bindings, "address table");
+      cuda::device_buffer buf(ctx, addresses.size() * sizeof(std::uint64_t));
+      buf.upload(std::as_bytes(std::span<const std::uint64_t>(addresses)));
+      m_scratch_bindings.tables[names] = buf.address();
+      m_tables.push_back(std::move(buf));
+    }
   }
 }
 

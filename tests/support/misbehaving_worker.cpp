@@ -102,6 +102,7 @@ int run_job(const pm::job& j) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     }
+    if (b == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
     pm::item_report r = good_report(item);
     if (j.mode == pm::job_mode::check) r.port = {};
     if (b == "bad_report") {

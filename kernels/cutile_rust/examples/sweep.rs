@@ -15,7 +15,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let (suite, out) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
     let tc = export::Toolchain::new(&export::find_tileiras()?)?;
-    let opts = export::Options { target: Target::resolve(None)?, tuning: None };
+    let opts = export::Options { target: Target::resolve(None)?, tuning: None, chosen_only: false };
     let mut configs = Vec::new();
     for c in export::read_suite(&suite)? {
         let variants: Vec<Overrides> = match c.op.as_str() {

@@ -76,12 +76,15 @@ pub enum Param {
     Literal { ty: ScalarType, value: LitValue },
     Scratch { name: String },
     Null,
+    /// The device address of an array of 64-bit device addresses, one per named tensor (the
+    /// start of each one's view), in order, which the harness builds (manifest kind `ptr_table`).
+    PtrTable { tensors: Vec<String> },
 }
 
 impl Param {
     pub fn size(&self) -> u32 {
         match self {
-            Param::Ptr { .. } | Param::PtrAt { .. } | Param::Scratch { .. } | Param::Null => 8,
+            Param::Ptr { .. } | Param::PtrAt { .. } | Param::Scratch { .. } | Param::Null | Param::PtrTable { .. } => 8,
             Param::Extent { ty, .. } | Param::Stride { ty, .. } | Param::Literal { ty, .. } => ty.size(),
         }
     }
@@ -107,6 +110,7 @@ impl Param {
             },
             Param::Scratch { name } => json!({"kind": "scratch", "name": name}),
             Param::Null => json!({"kind": "null"}),
+            Param::PtrTable { tensors } => json!({"kind": "ptr_table", "tensors": tensors}),
         }
     }
 }
@@ -137,6 +141,9 @@ pub enum KernelArg {
     View { name: String, offset: i64, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A scalar parameter and the value this configuration passes.
     Scalar { name: String, ty: ScalarType, value: LitValue },
+    /// A raw pointer parameter (`*mut i64`) bound to a table of the named tensors' addresses
+    /// ([`Param::PtrTable`]): the kernel reaches tensors that are separate allocations.
+    PtrTable { name: String, tensors: Vec<String> },
 }
 
 /// An entry parameter: the name cutile-compiler gives it, its Tile IR type, and what the
@@ -206,6 +213,11 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
                 ir_name: name.clone(),
                 ir_type: ty.tile_ir().into(),
                 param: Param::Literal { ty: *ty, value: *value },
+            }),
+            KernelArg::PtrTable { name, tensors } => out.push(EntryParam {
+                ir_name: name.clone(),
+                ir_type: "ptr".into(),
+                param: Param::PtrTable { tensors: tensors.clone() },
             }),
         }
     }
@@ -392,6 +404,24 @@ mod tests {
         assert_eq!(eps["value"].as_f64(), Some(1e-5));
         assert_eq!(Param::Null.to_json(), json!({"kind": "null"}));
         assert_eq!(Param::Scratch { name: "ws".into() }.to_json(), json!({"kind": "scratch", "name": "ws"}));
+        assert_eq!(
+            Param::PtrTable { tensors: vec!["a0".into(), "a1".into()] }.to_json(),
+            json!({"kind": "ptr_table", "tensors": ["a0", "a1"]})
+        );
+    }
+
+    #[test]
+    fn pointer_table_args_are_one_pointer_each() {
+        // group_gemm's tables then its i32 scalars: 8-byte pointers, then 4-byte values.
+        let table = |n: &str, p: &str| KernelArg::PtrTable { name: n.into(), tensors: (0..3).map(|g| format!("{p}{g}")).collect() };
+        let mut args = vec![table("a_table", "a"), table("b_table", "b"), table("c_table", "c")];
+        args.push(KernelArg::Scalar { name: "groups".into(), ty: ScalarType::I32, value: LitValue::Int(3) });
+        let p = entry_params(&args);
+        assert_eq!(p.len(), 4);
+        assert_eq!((p[1].ir_name.as_str(), p[1].ir_type.as_str()), ("b_table", "ptr"));
+        assert_eq!(p[2].param, Param::PtrTable { tensors: vec!["c0".into(), "c1".into(), "c2".into()] });
+        let params: Vec<Param> = p.into_iter().map(|e| e.param).collect();
+        assert_eq!(layout(&params), (vec![0, 8, 16, 24], 28));
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub const EIATTR_KPARAM_INFO: u8 = 0x17;
 /// size in bits 0..16 and the space in bits 24..28 instead of size << 18.
 pub const EIATTR_KPARAM_INFO_V2: u8 = 0x45;
 pub const EIATTR_CBANK_PARAM_SIZE: u8 = 0x19;
+/// The cluster shape a kernel is compiled for (three u32; Tile IR kernels with num_ctas > 1).
+pub const EIATTR_CTA_PER_CLUSTER: u8 = 0x3d;
+/// Value-less: the launch grid counts clusters, not CTAs (`.blocksareclusters`).
+pub const EIATTR_BLOCKS_ARE_CLUSTERS: u8 = 0x5b;
 
 /// One `EIATTR_KPARAM_INFO` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +44,10 @@ pub struct KernelInfo {
     pub params: Vec<KParam>,
     /// `EIATTR_CBANK_PARAM_SIZE`, when present.
     pub param_bytes: Option<u32>,
+    /// `EIATTR_CTA_PER_CLUSTER`, when present.
+    pub cluster: Option<[u32; 3]>,
+    /// `EIATTR_BLOCKS_ARE_CLUSTERS` is present.
+    pub blocks_are_clusters: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -131,7 +139,8 @@ impl Cubin {
 
         let mut kernels = Vec::new();
         for name in names {
-            let mut info = KernelInfo { name: name.clone(), params: Vec::new(), param_bytes: None };
+            let mut info =
+                KernelInfo { name: name.clone(), params: Vec::new(), param_bytes: None, cluster: None, blocks_are_clusters: false };
             if let Some(sec) = sections.iter().find(|s| s.name == format!(".nv.info.{name}")) {
                 let data = bytes.get(sec.offset..sec.offset + sec.size).context("truncated .nv.info")?;
                 parse_nv_info(data, &mut info)?;
@@ -165,7 +174,12 @@ fn parse_nv_info(data: &[u8], info: &mut KernelInfo) -> Result<()> {
         match fmt {
             // Records other than SVAL are four bytes: format, attribute, 16-bit value
             // (unused by NVAL, a byte by BVAL).
-            EIFMT_NVAL | EIFMT_BVAL => i += 2,
+            EIFMT_NVAL | EIFMT_BVAL => {
+                if fmt == EIFMT_NVAL && attr == EIATTR_BLOCKS_ARE_CLUSTERS {
+                    info.blocks_are_clusters = true;
+                }
+                i += 2
+            }
             EIFMT_HVAL => {
                 let v = u16_at(data, i)?;
                 if attr == EIATTR_CBANK_PARAM_SIZE {
@@ -185,6 +199,11 @@ fn parse_nv_info(data: &[u8], info: &mut KernelInfo) -> Result<()> {
                         offset: u16::from_le_bytes([payload[6], payload[7]]),
                         size: if attr == EIATTR_KPARAM_INFO { (flags >> 18) & 0x3fff } else { flags & 0xffff },
                     });
+                }
+                if attr == EIATTR_CTA_PER_CLUSTER {
+                    ensure!(len == 12, "CTA_PER_CLUSTER record of {len} bytes, expected 12");
+                    let dim = |k: usize| u32::from_le_bytes(payload[4 * k..4 * k + 4].try_into().unwrap());
+                    info.cluster = Some([dim(0), dim(1), dim(2)]);
                 }
                 i += len;
             }
@@ -210,7 +229,7 @@ mod tests {
         d.extend([EIFMT_NVAL, 0x54, 0, 0, EIFMT_BVAL, 0x4c, 2, 0]);
         d.extend([EIFMT_SVAL, EIATTR_KPARAM_INFO, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         d.extend(0x0021_f400u32.to_le_bytes());
-        let mut k = KernelInfo { name: "k".into(), params: vec![], param_bytes: None };
+        let mut k = KernelInfo { name: "k".into(), params: vec![], param_bytes: None, cluster: None, blocks_are_clusters: false };
         parse_nv_info(&d, &mut k).unwrap();
         k.params.sort_by_key(|p| p.ordinal);
         assert_eq!(
@@ -228,12 +247,27 @@ mod tests {
         d.extend(0x0400_0008u32.to_le_bytes());
         d.extend([EIFMT_SVAL, EIATTR_KPARAM_INFO_V2, 12, 0, 0, 0, 0, 0, 17, 0, 0x50, 0]);
         d.extend(4u32.to_le_bytes());
-        let mut k = KernelInfo { name: "k".into(), params: vec![], param_bytes: None };
+        let mut k = KernelInfo { name: "k".into(), params: vec![], param_bytes: None, cluster: None, blocks_are_clusters: false };
         parse_nv_info(&d, &mut k).unwrap();
         assert_eq!(
             k.params,
             vec![KParam { ordinal: 8, offset: 0x28, size: 8 }, KParam { ordinal: 17, offset: 0x50, size: 4 }]
         );
+    }
+
+    #[test]
+    fn cluster_records() {
+        // What tileiras 13.4 writes for num_cta_in_cga = 2: BLOCKS_ARE_CLUSTERS (NVAL) and
+        // CTA_PER_CLUSTER 2 x 1 x 1 (SVAL of three u32).
+        let mut d = vec![EIFMT_NVAL, EIATTR_BLOCKS_ARE_CLUSTERS, 0, 0, EIFMT_SVAL, EIATTR_CTA_PER_CLUSTER, 12, 0];
+        for v in [2u32, 1, 1] {
+            d.extend(v.to_le_bytes());
+        }
+        let mut k = KernelInfo { name: "k".into(), params: vec![], param_bytes: None, cluster: None, blocks_are_clusters: false };
+        parse_nv_info(&d, &mut k).unwrap();
+        assert_eq!((k.cluster, k.blocks_are_clusters), (Some([2, 1, 1]), true));
+        let bad = [EIFMT_SVAL, EIATTR_CTA_PER_CLUSTER, 8, 0, 2, 0, 0, 0, 1, 0, 0, 0];
+        assert!(parse_nv_info(&bad, &mut k).is_err());
     }
 
     #[test]

@@ -184,6 +184,7 @@ fn read_overrides(tuning: Option<&Value>) -> Result<plan::Overrides> {
 }
 
 /// The output of the compile-only API for one plan.
+#[derive(Clone)]
 pub struct Compiled {
     pub entry: String,
     pub ir_text: String,
@@ -205,7 +206,13 @@ pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
     if let Some(w) = p.worker_warps {
         options = options.num_worker_warps_per_cta(w);
     }
-    let artifacts = KernelCompiler::new(portbench_kernels::__module_ast_self, MODULE, p.kernel)
+    if let Some(n) = crate::gemm::plan::num_ctas(p) {
+        options = options.num_cta_in_cga(n);
+    }
+    // The matrix products live in a module of their own.
+    let (module_ast, module): (fn() -> cutile::cutile_compiler::ast::Module, &str) =
+        crate::gemm::module_of(p.kernel).unwrap_or((portbench_kernels::__module_ast_self, MODULE));
+    let artifacts = KernelCompiler::new(module_ast, module, p.kernel)
         .options(options)
         .generics(p.generics.clone())
         .strides(&stride_refs)
@@ -223,6 +230,51 @@ pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
         bytecode,
         launch_checks: artifacts.launch_checks().iter().map(|c| format!("{c:?}")).collect(),
     })
+}
+
+/// Everything [`compile`] reads from a plan: plans with equal keys compile to the same Tile IR
+/// (the same kernel, generics, static strides, specialisation and hints), so one compile serves
+/// all of them (a tuning variant recurs in every configuration of an operator).
+pub fn compile_key(p: &Plan) -> String {
+    let tensors: Vec<String> = p
+        .tensors
+        .iter()
+        .map(|t| {
+            let s = t.spec();
+            format!(
+                "{}:{:?}:{:?}:{:?}:{}",
+                t.name,
+                t.static_strides(),
+                s.shape_div.iter().map(|h| h.divisor).collect::<Vec<_>>(),
+                s.stride_div.iter().map(|h| h.divisor).collect::<Vec<_>>(),
+                s.base_ptr_div.divisor
+            )
+        })
+        .collect();
+    format!(
+        "{}|{:?}|{}|occ {:?}|warps {:?}|ctas {:?}",
+        p.kernel,
+        p.generics,
+        tensors.join(";"),
+        p.occupancy,
+        p.worker_warps,
+        crate::gemm::plan::num_ctas(p)
+    )
+}
+
+/// Checks the cluster shape a plan declares (`[ctas, 1, 1]`, `ctas` 1 for none) against what the
+/// cubin's entry is compiled for (EIATTR_CTA_PER_CLUSTER, EIATTR_BLOCKS_ARE_CLUSTERS): the
+/// harness makes the same check, and counts the grid in clusters when the cubin says so.
+pub fn check_cluster(cubin: &Cubin, entry: &str, ctas: u32) -> Result<()> {
+    let k = cubin.kernel(entry).with_context(|| format!("entry {entry} not in cubin"))?;
+    let want = (ctas > 1).then_some([ctas, 1, 1]);
+    ensure!(k.cluster == want, "{entry}: the cubin's cluster shape is {:?}, the plan's {:?}", k.cluster, want);
+    ensure!(
+        k.blocks_are_clusters == (ctas > 1),
+        "{entry}: BLOCKS_ARE_CLUSTERS is {} in the cubin for a plan of {ctas} CTA(s) per cluster",
+        k.blocks_are_clusters
+    );
+    Ok(())
 }
 
 /// Checks a manifest parameter list against the cubin's own table for `entry`.
@@ -261,6 +313,8 @@ pub fn check_against_cubin(cubin: &Cubin, entry: &str, params: &[Param]) -> Resu
 /// `variants`): `{"tuning", "scratch", "launches"}`, one launch per `(grid, parameters)` (the
 /// plan's first launch and its `extra_launches`), all of `entry` in `cubin_file`.
 pub fn plan_json(p: &Plan, cubin_file: &str, entry: &str, launches: &[([u32; 3], Vec<EntryParam>)]) -> Value {
+    // A Tile IR cubin compiled for clusters counts its grid in clusters (CONTRACT item 6).
+    let cluster = [crate::gemm::plan::num_ctas(p).unwrap_or(1), 1, 1];
     let launches: Vec<Value> = launches
         .iter()
         .map(|(grid, entry_params)| {
@@ -270,7 +324,7 @@ pub fn plan_json(p: &Plan, cubin_file: &str, entry: &str, launches: &[([u32; 3],
                 "grid": grid,
                 "block": [1, 1, 1],
                 "shared_bytes": 0,
-                "cluster": [1, 1, 1],
+                "cluster": cluster,
                 "params": entry_params.iter().map(|e| e.param.to_json()).collect::<Vec<_>>(),
             })
         })
@@ -339,13 +393,58 @@ pub struct Report {
     pub with_variants: usize,
     /// Configurations whose plan a tuning record chose.
     pub from_record: usize,
+    /// Per supported operator of the suite: its configurations in the suite.
+    pub suite_configs: BTreeMap<String, usize>,
 }
 
-/// How [`export`] chooses and targets: the target GPU and an optional tuning record.
+/// `op/k1=v1,k2=v2` with the keys sorted, as `reference::config::id()` spells a configuration
+/// (null `None`, booleans `true`/`false`, integers in decimal, reals in their shortest
+/// round-trip form with C++'s exponent style: `1e-05`), so skip lines join with portbench's
+/// own lists.
+pub fn config_id(op: &str, params: &Value) -> String {
+    fn real(x: f64) -> String {
+        if x.is_finite() && x == x.trunc() && x.abs() < 1e16 {
+            return format!("{}", x as i64);
+        }
+        let fixed = format!("{x}");
+        // Rust's `{:e}` is `1e-5`; std::to_chars writes `1e-05` (sign, at least two digits).
+        let sci = format!("{x:e}");
+        let sci = match sci.split_once('e') {
+            Some((m, e)) => {
+                let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+                format!("{m}e{sign}{digits:0>2}")
+            }
+            None => sci,
+        };
+        if sci.len() < fixed.len() { sci } else { fixed }
+    }
+    let mut keys: Vec<(&String, &Value)> = params.as_object().map(|o| o.iter().collect()).unwrap_or_default();
+    keys.sort_by(|a, b| a.0.cmp(b.0));
+    let kv: Vec<String> = keys
+        .into_iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Value::Null => "None".to_string(),
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+                Value::Number(n) => real(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            format!("{k}={text}")
+        })
+        .collect();
+    format!("{op}/{}", kv.join(","))
+}
+
+/// How [`export`] chooses and targets: the target GPU, an optional tuning record, and whether
+/// to write the chosen plans only (no `variants`: quicker exports for checks that need no
+/// tuning candidates).
 #[derive(Clone, Debug)]
 pub struct Options {
     pub target: Target,
     pub tuning: Option<TuningRecord>,
+    pub chosen_only: bool,
 }
 
 /// Exports every configuration of `suite` whose operator is in [`plan::OPERATORS`] to
@@ -374,6 +473,8 @@ struct OpBundle<'a> {
     cubins: Vec<Value>,
     /// cubin file -> parsed cubin, for plans that share a specialisation.
     built: BTreeMap<String, Cubin>,
+    /// [`compile_key`] -> what cuTile compiled for it.
+    compiled: BTreeMap<String, Compiled>,
 }
 
 impl OpBundle<'_> {
@@ -381,7 +482,15 @@ impl OpBundle<'_> {
     /// and the cubin, and returns its [`plan_json`].
     fn add_plan(&mut self, p: &Plan, params: &Value) -> Result<Value> {
         let op = self.op;
-        let compiled = compile(p, self.tc, &self.target.arch)?;
+        let key = compile_key(p);
+        let compiled = match self.compiled.get(&key) {
+            Some(c) => c.clone(),
+            None => {
+                let c = compile(p, self.tc, &self.target.arch)?;
+                self.compiled.insert(key, c.clone());
+                c
+            }
+        };
         let entry_params = abi::entry_params(&p.args);
         let ir_params = abi::ir_entry_params(&compiled.ir_text, &compiled.entry)
             .with_context(|| format!("no entry @{} in the Tile IR", compiled.entry))?;
@@ -413,6 +522,9 @@ impl OpBundle<'_> {
             check_against_cubin(&self.built[&cubin_file], &compiled.entry, &params_list)
                 .with_context(|| format!("{op} {params} ({}): launch {i}: manifest parameters vs cubin", p.variant))?;
         }
+        let ctas = crate::gemm::plan::num_ctas(p).unwrap_or(1) as u32;
+        check_cluster(&self.built[&cubin_file], &compiled.entry, ctas)
+            .with_context(|| format!("{op} {params} ({}): cluster vs cubin", p.variant))?;
         let mut pj = plan_json(p, &cubin_file, &compiled.entry, &launches);
         if !compiled.launch_checks.is_empty() {
             pj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
@@ -441,20 +553,26 @@ fn export_into(
         }
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let mut bundle =
-            OpBundle { dir: dir.clone(), op, tc, target, scratch, cubins: Vec::new(), built: BTreeMap::new() };
+            OpBundle { dir: dir.clone(), op, tc, target, scratch, cubins: Vec::new(), built: BTreeMap::new(), compiled: BTreeMap::new() };
         let mut manifest_configs = Vec::new();
+        // The configurations this operator's kernels cannot express, with the reason: the
+        // manifest's `unsupported[]`, which `portbench run` prints in its unpaired list.
+        let mut unsupported = Vec::new();
+        report.suite_configs.insert(op.to_string(), mine.len());
         for cfg in mine {
             let cands = match plan::candidates(op, &cfg.params, cfg.overrides, target) {
                 Ok(Some(c)) => c,
                 Ok(None) => unreachable!("{op} is in OPERATORS"),
                 Err(e) => {
-                    report.skipped.push((op.to_string(), cfg.params.clone(), format!("{e:#}")));
+                    let why = format!("{e:#}").replace('\n', " ");
+                    unsupported.push(json!({"params": cfg.params, "reason": why}));
+                    report.skipped.push((op.to_string(), cfg.params.clone(), why));
                     continue;
                 }
             };
             let (chosen, source) = choose(&cands, op, &cfg.params, cfg.overrides, opts.tuning.as_ref())?;
             let mut variants = Vec::new();
-            for p in &cands.plans {
+            for p in cands.plans.iter().filter(|p| !opts.chosen_only || p.variant == chosen) {
                 variants.push((p.variant.clone(), bundle.add_plan(p, &cfg.params)?));
             }
             let chosen_json = &variants.iter().find(|(n, _)| *n == chosen).expect("chosen is a candidate").1;
@@ -463,7 +581,12 @@ fn export_into(
             report.with_variants += usize::from(variants.len() > 1);
             report.from_record += usize::from(matches!(source, Source::Record(_)));
         }
-        let manifest = json!({
+        if manifest_configs.is_empty() {
+            // Every configuration was skipped: no bundle (a manifest without cubins is invalid).
+            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            continue;
+        }
+        let mut manifest = json!({
             "schema": SCHEMA,
             "frontend": FRONTEND,
             "operator": op,
@@ -473,6 +596,9 @@ fn export_into(
             "cubins": bundle.cubins,
             "configs": manifest_configs,
         });
+        if !unsupported.is_empty() {
+            manifest["unsupported"] = Value::Array(unsupported);
+        }
         let path = dir.join("manifest.json");
         std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n")?;
         report.manifests.insert(op.to_string(), path);
@@ -551,6 +677,27 @@ mod tests {
     }
 
     #[test]
+    fn config_ids_spell_params_as_the_reference_does() {
+        let c = json!({"m": 64, "dtype": "float16", "transpose_a": true, "offset": null, "eps": 1e-5, "p": 0.5, "s": 1.0});
+        assert_eq!(config_id("x", &c), "x/dtype=float16,eps=1e-05,m=64,offset=None,p=0.5,s=1,transpose_a=true");
+        assert_eq!(config_id("y", &json!({"a": 1e-6, "b": 123.25, "c": 1e20})), "y/a=1e-06,b=123.25,c=1e+20");
+    }
+
+    #[test]
+    fn equal_compile_keys_for_one_variant_across_sizes() {
+        let t = Target::h200();
+        let mm = |m: i64| json!({"m": m, "n": m, "k": m, "dtype": "float16", "static_persistent": true});
+        let key = |m: i64| compile_key(&plan::plan("matmul", &mm(m), &t).unwrap().unwrap());
+        // 4096 and 8192 share the specialisation (extents divisible by 16) and the default tiles.
+        assert_eq!(key(4096), key(8192));
+        // 4104 is divisible by 8 only: another specialisation.
+        assert_ne!(key(4096), key(4104));
+        let a = plan::plan("rms_norm", &json!({"m": 4096, "n": 1024, "dtype": "float16"}), &t).unwrap().unwrap();
+        let b = plan::plan("rms_norm", &json!({"m": 4096, "n": 1024, "dtype": "bfloat16"}), &t).unwrap().unwrap();
+        assert_ne!(compile_key(&a), compile_key(&b));
+    }
+
+    #[test]
     fn suite_parsing() {
         let dir = std::env::temp_dir().join(format!("pb-suite-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -573,6 +720,8 @@ mod tests {
                 name: entry.into(),
                 params: params.iter().map(|&(ordinal, offset, size)| KParam { ordinal, offset, size }).collect(),
                 param_bytes: Some(total),
+                cluster: None,
+                blocks_are_clusters: false,
             }],
         }
     }

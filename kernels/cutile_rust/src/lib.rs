@@ -6,6 +6,7 @@
 pub mod abi;
 pub mod elf;
 pub mod export;
+pub mod gemm;
 mod kernels;
 pub mod plan;
 pub mod target;

@@ -10,8 +10,21 @@ use crate::abi::{KernelArg, LitValue, ScalarType};
 use crate::target::Target;
 
 /// Operators this front end exports.
-pub const OPERATORS: &[&str] =
-    &["vector_add", "rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout"];
+pub const OPERATORS: &[&str] = &[
+    "vector_add",
+    "rms_norm",
+    "layer_norm_legacy",
+    "softmax",
+    "rope",
+    "silu_and_mul",
+    "swiglu",
+    "dropout",
+    // The matrix products and splitk_reduce: crate::gemm.
+    "matmul",
+    "bmm",
+    "group_gemm",
+    "splitk_reduce",
+];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).
 pub const RMS_NORM_EPS: f64 = 1e-5;
@@ -170,7 +183,7 @@ pub fn element_type(dtype: &str) -> Result<(&'static str, i32)> {
     })
 }
 
-fn param_i64(params: &Value, key: &str) -> Result<i64> {
+pub(crate) fn param_i64(params: &Value, key: &str) -> Result<i64> {
     let v = params.get(key).with_context(|| format!("missing parameter {key:?}"))?;
     let v = v.as_i64().with_context(|| format!("parameter {key:?} is not an integer: {v}"))?;
     ensure!(v > 0, "parameter {key:?} must be positive, got {v}");
@@ -180,7 +193,7 @@ fn param_i64(params: &Value, key: &str) -> Result<i64> {
 }
 
 /// A real parameter with the spec's default (`config::real_or`); integers are accepted.
-fn param_f64_or(params: &Value, key: &str, default: f64) -> Result<f64> {
+pub(crate) fn param_f64_or(params: &Value, key: &str, default: f64) -> Result<f64> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v.as_f64().with_context(|| format!("parameter {key:?} is not a number: {v}")),
@@ -188,7 +201,7 @@ fn param_f64_or(params: &Value, key: &str, default: f64) -> Result<f64> {
 }
 
 /// An integer parameter with the spec's default (`config::integer_or`).
-fn param_int_or(params: &Value, key: &str, default: i64) -> Result<i64> {
+pub(crate) fn param_int_or(params: &Value, key: &str, default: i64) -> Result<i64> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v.as_i64().with_context(|| format!("parameter {key:?} is not an integer: {v}")),
@@ -196,7 +209,7 @@ fn param_int_or(params: &Value, key: &str, default: i64) -> Result<i64> {
 }
 
 /// A boolean parameter with the spec's default (`config::flag`).
-fn param_bool_or(params: &Value, key: &str, default: bool) -> Result<bool> {
+pub(crate) fn param_bool_or(params: &Value, key: &str, default: bool) -> Result<bool> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v.as_bool().with_context(|| format!("parameter {key:?} is not a boolean: {v}")),
@@ -204,26 +217,26 @@ fn param_bool_or(params: &Value, key: &str, default: bool) -> Result<bool> {
 }
 
 /// A string parameter with a default (`config::text_or`).
-fn param_str_or<'a>(params: &'a Value, key: &str, default: &'a str) -> Result<&'a str> {
+pub(crate) fn param_str_or<'a>(params: &'a Value, key: &str, default: &'a str) -> Result<&'a str> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(v) => v.as_str().with_context(|| format!("parameter {key:?} is not a string: {v}")),
     }
 }
 
-fn pow2_ceil(v: i64) -> i64 {
+pub(crate) fn pow2_ceil(v: i64) -> i64 {
     (v.max(1) as u64).next_power_of_two() as i64
 }
 
-fn param_str<'a>(params: &'a Value, key: &str) -> Result<&'a str> {
+pub(crate) fn param_str<'a>(params: &'a Value, key: &str) -> Result<&'a str> {
     params.get(key).and_then(Value::as_str).with_context(|| format!("missing or non-string parameter {key:?}"))
 }
 
-fn ceil_div(a: i64, b: i64) -> i64 {
+pub(crate) fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
 
-fn grid_of(extents: &[i64], tile: &[i64]) -> Result<[u32; 3]> {
+pub(crate) fn grid_of(extents: &[i64], tile: &[i64]) -> Result<[u32; 3]> {
     let mut g = [1u32; 3];
     for (i, (&e, &t)) in extents.iter().zip(tile).enumerate() {
         let n = ceil_div(e, t);
@@ -280,6 +293,9 @@ pub fn plan(op: &str, params: &Value, t: &Target) -> Result<Option<Plan>> {
 
 /// [`plan`] with tuning overrides.
 pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
+    if crate::gemm::plan::OPERATORS.contains(&op) {
+        return crate::gemm::plan::plan(op, params, o, t);
+    }
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o, t)?,
         "rms_norm" => plan_rms_norm(params, o, t)?,
@@ -340,6 +356,9 @@ impl Candidates {
 /// [`plan_with`] and, without overrides (they pin the plan), the operator's alternatives
 /// ([`alternatives`]) that apply to this configuration. `Ok(None)` as [`plan`].
 pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Candidates>> {
+    if crate::gemm::plan::OPERATORS.contains(&op) {
+        return crate::gemm::plan::candidates(op, params, o, t);
+    }
     let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
     let mut plans = vec![first];
     if o == Overrides::default() {
@@ -436,7 +455,7 @@ fn check_pow2(what: &str, v: i64) -> Result<i64> {
     Ok(v)
 }
 
-fn tensor_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
+pub(crate) fn tensor_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
     KernelArg::Tensor { name: t.name.clone(), strides: t.strides.clone(), partition }
 }
 
@@ -459,7 +478,7 @@ fn spec_json(t: &TensorLayout) -> Value {
     })
 }
 
-fn specialization_json(tensors: &[TensorLayout]) -> Value {
+pub(crate) fn specialization_json(tensors: &[TensorLayout]) -> Value {
     Value::Object(tensors.iter().map(|t| (t.name.clone(), spec_json(t))).collect())
 }
 

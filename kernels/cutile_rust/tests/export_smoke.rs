@@ -125,8 +125,15 @@ fn exports_smoke_suite_to_sm90_bundles() {
         .copied()
         .filter(|op| suite["configs"].as_array().unwrap().iter().any(|c| c["op"] == *op))
         .collect();
-    // The smoke suite covers every operator of this front end.
-    assert_eq!(ops, portbench_cutile_rust::plan::OPERATORS, "operators of this front end missing from smoke.json");
+    // The smoke suite covers every operator of this front end but the matrix products, which
+    // tests/export_gemm.rs exports from tests/data/gemm.json (the other front ends' smoke
+    // exports have no such configurations).
+    let want: Vec<&str> = portbench_cutile_rust::plan::OPERATORS
+        .iter()
+        .copied()
+        .filter(|op| !portbench_cutile_rust::gemm::plan::OPERATORS.contains(op))
+        .collect();
+    assert_eq!(ops, want, "operators of this front end missing from smoke.json");
     for &op in &ops {
         let dir = out.join(op);
         let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();

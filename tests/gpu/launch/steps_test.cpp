@@ -142,7 +142,7 @@ void check_all_pairs(const pc::context_ptr& ctx, const pb::step_kernels& kernels
       const pb::view_spec sv{"", "a", st, l.src_offset, l.shape, l.src_strides};
       const pb::view_spec dv{"", "b", dt, l.dst_offset, l.shape, l.dst_strides};
       const std::vector<pb::scratch_spec> specs{{"a", src.size(), false, std::nullopt}, {"b", dst.size(), false, std::nullopt}};
-      const pb::scratch_bindings sb{{"a", dsrc.address()}, {"b", ddst.address()}};
+      const pb::scratch_bindings sb{{{"a", dsrc.address()}, {"b", ddst.address()}}, {}};
       kernels.copy(s, pb::bind_copy({sv, dv}, {}, sb, specs, "test"));
       s.synchronize();
       std::vector<std::byte> got(dst.size());
@@ -208,7 +208,7 @@ TEST_F(Steps, CopiesBeyondThe32BitIndexRangeTakeTheWidePath) {
   const pb::view_spec dv{"", "b", et::f32, 0, {2, 64}, {64, 1}};
   const std::vector<pb::scratch_spec> specs{{"a", src.size(), false, std::nullopt}, {"b", dst.size(), false, std::nullopt}};
   pc::stream s(ctx);
-  kernels.copy(s, pb::bind_copy({sv, dv}, {}, {{"a", src.address()}, {"b", dst.address()}}, specs, "test"));
+  kernels.copy(s, pb::bind_copy({sv, dv}, {}, pb::scratch_bindings{{{"a", src.address()}, {"b", dst.address()}}, {}}, specs, "test"));
   s.synchronize();
   std::vector<std::byte> got(dst.size());
   dst.download(got);
@@ -255,7 +255,7 @@ TEST_F(Steps, ScratchInitsAndFillKernelsSetTheirViewAndNothingElse) {
   for (const auto& sc : plan.scratch) {
     auto& b = bufs.emplace(sc.name, pc::device_buffer(ctx, sc.bytes)).first->second;
     b.fill_u32(0xA5A5A5A5u);
-    sb[sc.name] = b.address();
+    sb.buffers[sc.name] = b.address();
   }
   pc::stream s(ctx);
   loaded.enqueue(s, {}, sb);

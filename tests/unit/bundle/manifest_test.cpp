@@ -222,6 +222,69 @@ TEST_F(BrokenBundle, PointerOffsetMustNotBeNegative) {
   EXPECT_NE(load_error().find("params[" + std::to_string(i) + "].offset: must be >= 0"), std::string::npos);
 }
 
+TEST_F(BrokenBundle, PointerTableListsTensorsInOrder) {
+  // A ptr_table parameter is one 8-byte pointer, like the ptr it replaces: the cubin still agrees.
+  auto& params = manifest["configs"][0]["launches"][0]["params"];
+  ASSERT_EQ(params[0]["kind"], "ptr");
+  params[0] = {{"kind", "ptr_table"}, {"tensors", json::array({"y", "x", "y"})}};
+  save();
+  auto b = pb::load_bundle(dir);
+  const auto& p = b.plan.configs.at(0).launches.at(0).params.at(0);
+  EXPECT_EQ(p.kind, pb::param_kind::ptr_table);
+  EXPECT_EQ(p.tensors, (std::vector<std::string>{"y", "x", "y"}));
+  EXPECT_EQ(p.size(), 8u);
+  EXPECT_STREQ(pb::to_string(p.kind), "ptr_table");
+}
+
+TEST_F(BrokenBundle, PointerTableMustNameTensors) {
+  auto& p0 = manifest["configs"][0]["launches"][0]["params"][0];
+  p0 = {{"kind", "ptr_table"}, {"tensors", json::array()}};
+  save();
+  EXPECT_NE(load_error().find("configs[0].launches[0].params[0].tensors: lists no tensors"), std::string::npos);
+  manifest["configs"][0]["launches"][0]["params"][0] = {{"kind", "ptr_table"}, {"tensors", json::array({"x", ""})}};
+  save();
+  EXPECT_NE(load_error().find("params[0].tensors[1]: must name a tensor"), std::string::npos);
+  manifest["configs"][0]["launches"][0]["params"][0] = {{"kind", "ptr_table"}, {"tensors", "x"}};
+  save();
+  EXPECT_NE(load_error().find("params[0].tensors: expected an array"), std::string::npos);
+  manifest["configs"][0]["launches"][0]["params"][0] = {{"kind", "ptr_table"}};
+  save();
+  EXPECT_NE(load_error().find("params[0].tensors: missing field"), std::string::npos);
+}
+
+TEST_F(BrokenBundle, UnsupportedConfigurationsKeepTheExportersReason) {
+  // The first configuration moves from configs[] to unsupported[]: no plan, and the reason.
+  json first = manifest["configs"][0];
+  ASSERT_GT(manifest["configs"].size(), 1u);
+  manifest["configs"].erase(0);
+  manifest["unsupported"] = json::array({{{"params", first["params"]}, {"reason", "k = 100: rows not 16-byte aligned"}}});
+  save();
+  auto b = pb::load_bundle(dir);
+  ASSERT_EQ(b.plan.unsupported.size(), 1u);
+  const auto& c = b.plan.unsupported[0].config;
+  EXPECT_EQ(b.plan.find(c), nullptr);
+  ASSERT_NE(b.plan.unsupported_reason(c), nullptr);
+  EXPECT_EQ(*b.plan.unsupported_reason(c), "k = 100: rows not 16-byte aligned");
+  EXPECT_EQ(b.plan.unsupported_reason(b.plan.configs.at(0).config), nullptr);
+}
+
+TEST_F(BrokenBundle, UnsupportedEntriesNeedParamsAndAReasonAndNoPlan) {
+  json params = manifest["configs"][0]["params"];
+  manifest["unsupported"] = json::array({{{"params", params}, {"reason", "why"}}});
+  save();
+  EXPECT_NE(load_error().find("unsupported[0].params: also has a plan in configs[]"), std::string::npos);
+  params["__not_a_param"] = 1;
+  manifest["unsupported"] = json::array({{{"params", params}, {"reason", ""}}});
+  save();
+  EXPECT_NE(load_error().find("unsupported[0].reason: must not be empty"), std::string::npos);
+  manifest["unsupported"] = json::array({{{"params", 3}, {"reason", "why"}}});
+  save();
+  EXPECT_NE(load_error().find("unsupported[0].params: expected an object"), std::string::npos);
+  manifest["unsupported"] = json::array({{{"params", params}}});
+  save();
+  EXPECT_NE(load_error().find("unsupported[0].reason: missing field"), std::string::npos);
+}
+
 // The CTA-cluster bundle (configs/clusters.json): tileiras fixes the cluster in the cubin and
 // the launch grid counts clusters; CUPTI reports grid x cluster CTAs.
 class ClusterBundle : public ::testing::Test {

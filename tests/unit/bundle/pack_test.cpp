@@ -89,3 +89,36 @@ TEST(Pack, PointerOffsetIsElementsIntoTheView) {
   l.params[0].offset = 4 * 1536;   // one past the end
   EXPECT_THROW((void)pb::pack_params(l, t, {}, "test"), pb::bundle_error);
 }
+
+TEST(Pack, PointerTableIsTheAddressOfTheTableOfItsTensors) {
+  pb::launch_spec l;
+  pb::param_binding table;
+  table.kind = pb::param_kind::ptr_table;
+  table.tensors = {"a0", "a1"};
+  pb::param_binding groups;
+  groups.kind = pb::param_kind::literal;
+  groups.type = pb::scalar_type::i32;
+  groups.value = std::int64_t{2};
+  l.params = {table, groups};
+  pb::tensor_bindings t;
+  for (const char* name : {"a0", "a1"}) {
+    t[name] = {0x1000, pr::tensor_spec{name, pr::dtype::f16, {64, 64}, {64, 1}, 64 * 64, pr::tensor_role::in}};
+  }
+  pb::scratch_bindings s;
+  s.tables[{"a1", "a0"}] = 0xbad0000;   // another order is another table
+  EXPECT_THROW((void)pb::pack_params(l, t, s, "test"), pb::bundle_error);
+  s.tables[{"a0", "a1"}] = 0x7ab1e000;
+  auto packed = pb::pack_params(l, t, s, "test");
+  ASSERT_EQ(packed.bytes().size(), 12u);
+  EXPECT_EQ(read_at<std::uint64_t>(packed.bytes(), 0), 0x7ab1e000u);
+  EXPECT_EQ(read_at<std::int32_t>(packed.bytes(), 8), 2);
+  // A table naming a tensor the operator lacks is refused, naming the tensor.
+  l.params[0].tensors = {"a0", "a2"};
+  s.tables[{"a0", "a2"}] = 0x7ab1f000;
+  try {
+    (void)pb::pack_params(l, t, s, "m.json: launches[0]");
+    ADD_FAILURE() << "a table of an unknown tensor was packed";
+  } catch (const pb::bundle_error& e) {
+    EXPECT_NE(std::string(e.what()).find("params[0]: binds tensor 'a2'"), std::string::npos) << e.what();
+  }
+}

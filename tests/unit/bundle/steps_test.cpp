@@ -294,7 +294,7 @@ class StepBinding : public ::testing::Test {
     CUdeviceptr next = 0x100000000ULL;
     for (const auto& s : pr::find_operator("vector_add").tensors(cfg)) tensors[s.name] = {(next += 0x10000000ULL), s};
     scratch_specs = {{"ws", 4096 * 4, false, std::nullopt}};
-    scratch["ws"] = 0x7f0000000000ULL;
+    scratch.buffers["ws"] = 0x7f0000000000ULL;
   }
   static pb::view_spec tview(const std::string& t, std::vector<std::int64_t> shape, std::vector<std::int64_t> strides,
                              pb::element_type type = pb::element_type::f32, std::int64_t offset = 0) {

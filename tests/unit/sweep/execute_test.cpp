@@ -194,6 +194,36 @@ TEST(RunSweep, RunsAreIndependentWorkersAndDoneRunsAreSkipped) {
   EXPECT_GE(summary.workers_started, 6);
 }
 
+// A budget ends a sweep on time: what ran is delivered as measured, the worker is stopped after
+// the report it was writing, and every run not started is NOT_RUN with the reason (none lost).
+TEST(RunSweep, ABudgetStopsStartingRunsAndDeliversTheRestNotRun) {
+  const auto plan = fake_plan({"slow", "slow", "slow", "slow", "slow", "slow"});
+  auto o = fake_options();
+  o.runs = 2;
+  o.budget_s = 0.5;
+  collector c;
+  const auto summary = ps::run_sweep(o, plan, c.sink());
+  ASSERT_EQ(c.got.size(), 12u) << "every (configuration, run) gets an outcome";
+  int ok = 0, not_run = 0;
+  for (const auto& [key, r] : c.got) {
+    if (r.status == verdicts::status::ok) {
+      ++ok;
+    } else {
+      EXPECT_EQ(r.status, verdicts::status::not_run) << key.first;
+      EXPECT_EQ(r.error, "not started: the sweep's budget of 0.5 s was spent") << key.first;
+      ++not_run;
+    }
+  }
+  EXPECT_GE(ok, 1);
+  EXPECT_LE(ok, 4) << "0.3 s per configuration run in a 0.5 s budget";
+  EXPECT_EQ(summary.not_run_budget, not_run);
+  EXPECT_LT(summary.wall_s, 3.0);
+  o.budget_s = 0;   // no budget: everything runs
+  collector all;
+  (void)ps::run_sweep(o, fake_plan({"slow", "ok"}), all.sink());
+  for (const auto& [key, r] : all.got) EXPECT_EQ(r.status, verdicts::status::ok) << key.first;
+}
+
 TEST(RunSweep, NoDeviceOrNoWorkerIsAnErrorBeforeAnythingRuns) {
   auto o = fake_options();
   o.devices.clear();

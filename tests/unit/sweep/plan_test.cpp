@@ -9,6 +9,8 @@
 #include <regex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "portbench/bundle/error.hpp"
 #include "portbench/reference/config_json.hpp"
 #include "portbench/sweep/plan.hpp"
@@ -96,6 +98,33 @@ TEST(Pairing, AMissingBundleFolderIsNamed) {
   auto o = python_to_rust();
   o.port_dirs = {(pt::bundle_root() / "no_such_frontend").string()};
   EXPECT_EQ(error_of([&] { (void)ps::plan_sweep(o); }), o.port_dirs.front() + ": no such folder");
+}
+
+TEST(Pairing, AnUnsupportedConfigurationIsUnpairedWithTheExportersReason) {
+  // A copy of the cuTile Rust rms_norm bundle whose first configuration the exporter "could not
+  // express": unpaired, and the list says why in the exporter's words.
+  pt::temp_dir tmp;
+  const auto src = pt::bundle_root() / "cutile_rust" / "rms_norm";
+  const auto dst = tmp.path() / "port" / "rms_norm";
+  std::filesystem::create_directories(dst.parent_path());
+  std::filesystem::copy(src, dst, std::filesystem::copy_options::recursive);
+  auto m = nlohmann::json::parse(pt::read_text(dst / "manifest.json"));
+  const auto params = m["configs"][0]["params"];
+  m["configs"].erase(0);
+  m["unsupported"] = nlohmann::json::array({{{"params", params}, {"reason", "a reason only the exporter knows"}}});
+  pt::write_text(dst / "manifest.json", m.dump(1));
+  auto o = python_to_rust();
+  o.port_dirs = {(tmp.path() / "port").string()};
+  o.select.ops = {"rms_norm"};
+  const auto plan = ps::plan_sweep(o);
+  const std::string id = pr::config_from_json("rms_norm", params).id();
+  std::string why;
+  for (const auto& [uid, w] : plan.unpaired) {
+    if (uid == id) why = w;
+  }
+  EXPECT_EQ(why, "the port bundle has no plan for it (cutile_rust: a reason only the exporter knows)");
+  EXPECT_FALSE(plan.items.empty());
+  for (const auto& item : plan.items) EXPECT_NE(item.config.id(), id);
 }
 
 TEST(Selection, OpAndFilterKeepWhatTheyName) {

@@ -22,7 +22,23 @@ struct tensor_binding {
   reference::tensor_spec spec;
 };
 using tensor_bindings = std::map<std::string, tensor_binding>;
-using scratch_bindings = std::map<std::string, CUdeviceptr>;
+/// Device memory of a plan besides the operator's tensors: its declared scratch buffers, and the
+/// address tables its `ptr_table` parameters point to (arrays of 64-bit addresses of the listed
+/// tensors' views, built by the harness from the tensor bindings).
+struct scratch_bindings {
+  std::map<std::string, CUdeviceptr> buffers;               ///< by scratch name
+  std::map<std::vector<std::string>, CUdeviceptr> tables;   ///< by the tensors a table lists, in order
+};
+
+/// The distinct tensor lists of the `ptr_table` parameters of `launches`, in first-use order:
+/// the address tables a plan needs built.
+[[nodiscard]] std::vector<std::vector<std::string>> address_tables(const std::vector<launch_spec>& launches);
+
+/// The contents of the address table of `names`: each tensor's device address (the start of its
+/// view, as a `ptr` parameter without offset passes it), in order; throws bundle_error naming
+/// `where` and the tensor when one is not bound.
+[[nodiscard]] std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names,
+                                                         const tensor_bindings& tensors, const std::string& where);
 
 /// A launch's parameter buffer and the pointer array cuLaunchKernelEx takes.
 class packed_params {
@@ -40,7 +56,7 @@ class packed_params {
 };
 
 /// Packs `l`'s parameters; throws bundle_error naming `where` if a binding names an unknown
-/// tensor, dimension or scratch buffer, or a value does not fit its type.
+/// tensor, dimension, scratch buffer or address table, or a value does not fit its type.
 [[nodiscard]] packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors,
                                         const scratch_bindings& scratch, const std::string& where);
 

@@ -17,7 +17,7 @@ namespace portbench::bundle {
 
 inline constexpr const char* k_manifest_schema = "portbench.bundle/1";
 
-enum class param_kind { ptr, extent, stride, literal, scratch, null };
+enum class param_kind { ptr, extent, stride, literal, scratch, null, ptr_table };
 enum class scalar_type { i32, i64, u32, u64, f32, f64 };
 
 [[nodiscard]] std::size_t size_of(scalar_type t) noexcept;
@@ -32,6 +32,7 @@ struct param_binding {
   std::variant<std::int64_t, double> value;  ///< literal
   std::string scratch;                       ///< scratch
   std::int64_t offset = 0;                   ///< ptr: the view starts this many elements in
+  std::vector<std::string> tensors;          ///< ptr_table: the tensors whose addresses the table holds, in order
 
   [[nodiscard]] std::size_t size() const noexcept { return size_of(type); }
 };
@@ -149,6 +150,13 @@ struct cubin_ref {
   std::vector<std::string> ir;
 };
 
+/// A configuration the exporter could not express, and why (manifest `unsupported[]`): it has
+/// no plan, and the reason reaches the sweep's unpaired list instead of a bare "no plan".
+struct unsupported_config {
+  reference::config config;
+  std::string reason;
+};
+
 struct manifest {
   std::filesystem::path path;   ///< the manifest.json this came from
   std::string schema, frontend, op, arch;
@@ -157,9 +165,12 @@ struct manifest {
   std::vector<config_plan> configs;
   std::string target_json;    ///< "target": the GPU description the exporter planned for ("" if absent)
   std::string sources_json;   ///< "sources": kernel source files and their hashes ("" if absent)
+  std::vector<unsupported_config> unsupported;   ///< configurations without a plan, with the exporter's reason
 
   /// The plan whose params equal `c`'s, or nullptr.
   [[nodiscard]] const config_plan* find(const reference::config& c) const noexcept;
+  /// The exporter's reason for having no plan for `c`, or nullptr if it gave none.
+  [[nodiscard]] const std::string* unsupported_reason(const reference::config& c) const noexcept;
 };
 
 /// Reads and validates a manifest; throws bundle_error("<file>: <json path>: <problem>").

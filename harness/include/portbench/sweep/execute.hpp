@@ -33,6 +33,11 @@ struct execute_options {
   measure::timing_options timing;
   double item_timeout_s = 60;          ///< a worker silent this long on one item is killed (HANG)
   bool progress = false;               ///< a progress line with the time left, on stderr
+  /// Seconds of wall time after which no further configuration run starts (0: no limit). A
+  /// worker is stopped after the report it is writing; what did not run is delivered NOT_RUN
+  /// with the reason, so a sweep in a fixed time slot (a device call, a nightly window) ends on
+  /// time with everything it measured kept.
+  double budget_s = 0;
   std::string worker_exe;              ///< runs as `<worker_exe> worker --job FILE`
 };
 
@@ -48,6 +53,7 @@ struct sweep_summary {
   int workers_started = 0;
   int items_run = 0, items_failed = 0; ///< configuration runs delivered; of which not OK
   int not_recorded = 0;                ///< deliveries whose sink threw
+  int not_run_budget = 0;              ///< deliveries NOT_RUN because budget_s was spent
   std::string first_not_recorded;      ///< "<config id> run <k>: <what the sink threw>"
   int stray_lines = 0;                 ///< worker stdout lines that were not protocol lines
   std::string first_stray_line;        ///< the first of them, cut to 200 characters

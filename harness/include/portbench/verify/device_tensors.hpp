@@ -18,7 +18,8 @@ namespace portbench::verify {
 class device_tensors {
  public:
   /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads the inputs
-  /// (role in and inout; outputs are poisoned before each launch instead).
+  /// (role in and inout; outputs are poisoned before each launch instead), and builds the
+  /// address table of every ptr_table parameter of its launches.
   device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                  const bundle::config_plan& plan);
   /// Same, for several plans sharing the tensors (reference and port): every scratch buffer
@@ -57,6 +58,7 @@ class device_tensors {
   std::vector<output_view> m_written;
   std::map<std::string, cuda::device_buffer> m_buffers;
   std::map<std::string, cuda::device_buffer> m_scratch;
+  std::vector<cuda::device_buffer> m_tables;   ///< ptr_table address arrays
   bundle::tensor_bindings m_bindings;
   bundle::scratch_bindings m_scratch_bindings;
 };

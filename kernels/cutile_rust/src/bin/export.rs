@@ -12,9 +12,10 @@ use portbench_cutile_rust::export;
 use portbench_cutile_rust::target::{self, Target};
 use portbench_cutile_rust::tuning::TuningRecord;
 
-const USAGE: &str = "usage: portbench-cutile-rust-export --suite SUITE.json --out DIR [--target FILE] [--tuning FILE] [--tileiras PATH]\n\
+const USAGE: &str = "usage: portbench-cutile-rust-export --suite SUITE.json --out DIR [--target FILE] [--tuning FILE] [--chosen-only] [--tileiras PATH]\n\
   --target   target GPU description (default $PORTBENCH_TARGET, else configs/targets/h200.json)\n\
   --tuning   tuning record: per configuration, the variant to choose (default: the heuristic's plan)\n\
+  --chosen-only  write each configuration's chosen plan only, no tuning variants\n\
   --tileiras defaults to $CUTILE_TILEIRAS_PATH, else the project venv's nvidia/cu13/bin/tileiras";
 
 struct Args {
@@ -23,10 +24,12 @@ struct Args {
     target: Option<PathBuf>,
     tuning: Option<PathBuf>,
     tileiras: Option<PathBuf>,
+    chosen_only: bool,
 }
 
 fn parse_args() -> Result<Option<Args>> {
     let (mut suite, mut out, mut target, mut tuning, mut tileiras) = (None, None, None, None, None);
+    let mut chosen_only = false;
     let mut it = std::env::args_os().skip(1);
     while let Some(a) = it.next() {
         let a = a.to_string_lossy().into_owned();
@@ -46,6 +49,7 @@ fn parse_args() -> Result<Option<Args>> {
             "--target" => target = Some(value()?),
             "--tuning" => tuning = Some(value()?),
             "--tileiras" => tileiras = Some(value()?),
+            "--chosen-only" => chosen_only = true,
             "-h" | "--help" => return Ok(None),
             other => bail!("unknown argument {other:?}"),
         }
@@ -56,6 +60,7 @@ fn parse_args() -> Result<Option<Args>> {
         target,
         tuning,
         tileiras,
+        chosen_only,
     }))
 }
 
@@ -68,7 +73,7 @@ fn options(args: &Args) -> Result<export::Options> {
         Some(p) => Some(TuningRecord::load(p, &target.name)?),
         None => None,
     };
-    Ok(export::Options { target, tuning })
+    Ok(export::Options { target, tuning, chosen_only: args.chosen_only })
 }
 
 fn run(args: Args, opts: export::Options) -> Result<()> {
@@ -94,8 +99,23 @@ fn run(args: Args, opts: export::Options) -> Result<()> {
     for (op, path) in &report.manifests {
         println!("{op}: {}", path.display());
     }
+    // One line per configuration the port cannot express, with the exact reason, and one
+    // summary per operator: the lines the other exporters print (docs/exporters.md).
     for (op, params, why) in &report.skipped {
-        eprintln!("skipped {op} {params}: {why}");
+        println!("skip: {}: {}: {}", export::FRONTEND, export::config_id(op, params), why.replace('\n', " "));
+    }
+    for (op, &total) in &report.suite_configs {
+        let skipped: Vec<&str> = report.skipped.iter().filter(|s| s.0 == *op).map(|s| s.2.as_str()).collect();
+        let mut why: Vec<(&str, usize)> = Vec::new();
+        for w in &skipped {
+            match why.iter_mut().find(|(x, _)| x == w) {
+                Some(e) => e.1 += 1,
+                None => why.push((w, 1)),
+            }
+        }
+        let detail: Vec<String> = why.iter().map(|(w, n)| format!("{w} x {n}")).collect();
+        let tail = if detail.is_empty() { String::new() } else { format!(" (skipped: {})", detail.join("; ")) };
+        println!("summary: {}/{op}: exported {} of {total}{tail}", export::FRONTEND, total - skipped.len());
     }
     eprintln!(
         "{} configuration(s) exported, {} with tuning variants, {} chosen by the tuning record",
