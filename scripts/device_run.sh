@@ -49,8 +49,9 @@ if [[ -z "${PORTBENCH_SKIP_TESTS:-}" ]]; then
   tail -15 "$OUT/ctest-gpu.log"
 
   echo "== portbench check bundles =="
+  # bundles/tilegym: the smoke export's reference front end, plans with fill and copy steps included
   "$BIN" check bundles/cutile_python bundles/cutile_python_clusters bundles/cutile_rust bundles/triton bundles/cuda_cpp \
-    > "$OUT/check.txt" 2>&1
+    $( [[ -d bundles/tilegym ]] && echo bundles/tilegym ) > "$OUT/check.txt" 2>&1
   check_rc=$?
 fi
 

@@ -143,11 +143,14 @@ bundle load_bundle(const std::filesystem::path& dir) {
     }
     b.cubins.push_back(std::move(c));
   }
-  auto check_all = [&](std::vector<launch_spec>& launches, const std::string& prefix) {
-    for (std::size_t k = 0; k < launches.size(); ++k) {
-      launch_spec& l = launches[k];
+  // Kernel launches are named by their position in the manifest's launches[], which also
+  // holds the plan's fill and copy steps.
+  auto check_all = [&](std::vector<launch_spec>& launches, const std::vector<plan_step>& steps, const std::string& prefix) {
+    for (const auto& st : steps) {
+      if (st.kind != step_kind::kernel) continue;
+      launch_spec& l = launches.at(st.launch);
       const loaded_cubin& c = b.cubin(l.cubin);
-      check_launch_against_cubin(b.plan, prefix + ".launches[" + std::to_string(k) + "]", l, c);
+      check_launch_against_cubin(b.plan, prefix + ".launches[" + std::to_string(st.index) + "]", l, c);
       const cubin_entry* e = c.info.find(l.entry);
       l.grid_counts_clusters = e != nullptr && e->blocks_are_clusters;
     }
@@ -155,9 +158,9 @@ bundle load_bundle(const std::filesystem::path& dir) {
   for (std::size_t i = 0; i < b.plan.configs.size(); ++i) {
     auto& plan = b.plan.configs[i];
     const std::string where = "configs[" + std::to_string(i) + "]";
-    check_all(plan.launches, where);
+    check_all(plan.launches, plan.steps, where);
     for (std::size_t v = 0; v < plan.variants.size(); ++v) {
-      check_all(plan.variants[v].launches, where + ".variants[" + std::to_string(v) + "]");
+      check_all(plan.variants[v].launches, plan.variants[v].steps, where + ".variants[" + std::to_string(v) + "]");
     }
   }
   return b;

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "portbench/bundle/error.hpp"
+#include "portbench/bundle/step_kernels.hpp"
+#include "portbench/bundle/steps.hpp"
 #include "portbench/cuda/error.hpp"
 
 namespace portbench::bundle {
@@ -140,7 +142,8 @@ packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, 
 }
 
 loaded_plan::loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_plan& plan)
-    : m_ctx(std::move(ctx)), m_plan(&plan), m_manifest(b.plan.path.string()) {
+    : m_ctx(std::move(ctx)), m_plan(&plan), m_manifest(b.plan.path.string()),
+      m_where(m_manifest + ": " + plan.config.id() + (plan.variant.empty() ? "" : " variant " + plan.variant)) {
   std::map<std::string, cuda::module_ptr> modules;
   for (const auto& l : plan.launches) {
     auto& mod = modules[l.cubin];
@@ -152,43 +155,95 @@ loaded_plan::loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_pl
     k.allow_dynamic_shared(static_cast<int>(l.shared_bytes));
     m_kernels.push_back(std::move(k));
   }
+  const step_kernel_set needed = needed_step_kernels(plan.steps);
+  if (!needed.empty()) m_steps = std::make_unique<step_kernels>(m_ctx, needed);
+  m_expected = expected_records(plan.launches, plan.steps, static_cast<unsigned>(m_ctx->info().sm_count));
+  // Fill inits no memset can lay down are uploaded from these host images.
+  for (const auto& sc : plan.scratch) {
+    if (!sc.fill_init || sc.bytes == 0) continue;
+    const view_spec whole = whole_scratch(sc, sc.fill_init->type);
+    if (!choose_fill(whole, *sc.fill_init).memset) {
+      m_init_images.emplace(sc.name, fill_image(*sc.fill_init, static_cast<std::uint64_t>(whole.elements())));
+    }
+  }
+}
+
+loaded_plan::~loaded_plan() = default;
+
+void loaded_plan::launch(const plan_step& st, const cuda::stream& s, const tensor_bindings& tensors,
+                         const scratch_bindings& scratch) const {
+  const auto& api = m_ctx->api();
+  const std::size_t i = st.launch;
+  const launch_spec& l = m_plan->launches[i];
+  packed_params params = pack_params(l, tensors, scratch, m_manifest + ": launches[" + std::to_string(st.index) + "]");
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = l.grid[0];
+  cfg.gridDimY = l.grid[1];
+  cfg.gridDimZ = l.grid[2];
+  cfg.blockDimX = l.block[0];
+  cfg.blockDimY = l.block[1];
+  cfg.blockDimZ = l.block[2];
+  cfg.sharedMemBytes = l.shared_bytes;
+  cfg.hStream = s.native();
+  CUlaunchAttribute attrs[1]{};
+  // A cubin that fixes its cluster (grid counted in clusters) takes no cluster attribute.
+  if (l.cluster != dim3{1, 1, 1} && !l.grid_counts_clusters) {
+    attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[0].value.clusterDim.x = l.cluster[0];
+    attrs[0].value.clusterDim.y = l.cluster[1];
+    attrs[0].value.clusterDim.z = l.cluster[2];
+    cfg.attrs = attrs;
+    cfg.numAttrs = 1;
+  }
+  CUresult rc = api.cuLaunchKernelEx(&cfg, m_kernels[i].native(), params.pointers(), nullptr);
+  if (rc != CUDA_SUCCESS) {
+    throw cuda::cuda_error(rc, "cuLaunchKernelEx", m_kernels[i].owner().origin() + ": entry '" + l.entry + "'");
+  }
 }
 
 void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const {
   const auto& api = m_ctx->api();
-  // Buffers the exporter declared zero-initialised (a wrapper's torch.zeros) start from zero in
-  // every execution of the plan; the memsets are not kernels, so they are outside the timing.
+  // Every step is bound and checked before anything is enqueued: a bad view launches nothing.
+  std::vector<bound_view> fills;
+  std::vector<bound_copy> copies;
+  for (const auto& st : m_plan->steps) {
+    const std::string at = m_where + ": launches[" + std::to_string(st.index) + "]";
+    if (st.kind == step_kind::fill) fills.push_back(bind_view(st.fill.target, tensors, scratch, m_plan->scratch, at + ".target"));
+    if (st.kind == step_kind::copy) copies.push_back(bind_copy(st.copy, tensors, scratch, m_plan->scratch, at));
+  }
+  // Buffers the exporter declared initialised (a wrapper's torch.zeros, or torch.tensor of one
+  // host value) hold that value at the start of every execution of the plan. These are memsets
+  // or uploads, never kernels: preparation, outside the plan's device time.
   for (const auto& sc : m_plan->scratch) {
-    if (!sc.zero_init || sc.bytes == 0) continue;
+    if ((!sc.zero_init && !sc.fill_init) || sc.bytes == 0) continue;
     auto it = scratch.buffers.find(sc.name);
     if (it == scratch.buffers.end()) throw bundle_error(m_manifest, "scratch buffer '" + sc.name + "' was not allocated");
-    PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
-  }
-  for (std::size_t i = 0; i < m_plan->launches.size(); ++i) {
-    const launch_spec& l = m_plan->launches[i];
-    packed_params params = pack_params(l, tensors, scratch, m_manifest + ": launches[" + std::to_string(i) + "]");
-    CUlaunchConfig cfg{};
-    cfg.gridDimX = l.grid[0];
-    cfg.gridDimY = l.grid[1];
-    cfg.gridDimZ = l.grid[2];
-    cfg.blockDimX = l.block[0];
-    cfg.blockDimY = l.block[1];
-    cfg.blockDimZ = l.block[2];
-    cfg.sharedMemBytes = l.shared_bytes;
-    cfg.hStream = s.native();
-    CUlaunchAttribute attrs[1]{};
-    // A cubin that fixes its cluster (grid counted in clusters) takes no cluster attribute.
-    if (l.cluster != dim3{1, 1, 1} && !l.grid_counts_clusters) {
-      attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attrs[0].value.clusterDim.x = l.cluster[0];
-      attrs[0].value.clusterDim.y = l.cluster[1];
-      attrs[0].value.clusterDim.z = l.cluster[2];
-      cfg.attrs = attrs;
-      cfg.numAttrs = 1;
+    if (sc.zero_init) {
+      PB_CU(api.cuMemsetD8Async(it->second, 0, sc.bytes, s.native()));
+      continue;
     }
-    CUresult rc = api.cuLaunchKernelEx(&cfg, m_kernels[i].native(), params.pointers(), nullptr);
-    if (rc != CUDA_SUCCESS) {
-      throw cuda::cuda_error(rc, "cuLaunchKernelEx", m_kernels[i].owner().origin() + ": entry '" + l.entry + "'");
+    auto image = m_init_images.find(sc.name);
+    if (image != m_init_images.end()) {
+      PB_CU(api.cuMemcpyHtoDAsync(it->second, image->second.data(), image->second.size(), s.native()));
+      continue;
+    }
+    const fill_method m = choose_fill(whole_scratch(sc, sc.fill_init->type), *sc.fill_init);
+    if (m.unit == 1) PB_CU(api.cuMemsetD8Async(it->second, static_cast<unsigned char>(m.pattern), m.count, s.native()));
+    else if (m.unit == 2) PB_CU(api.cuMemsetD16Async(it->second, static_cast<unsigned short>(m.pattern), m.count, s.native()));
+    else PB_CU(api.cuMemsetD32Async(it->second, m.pattern, m.count, s.native()));
+  }
+  std::size_t next_fill = 0, next_copy = 0;
+  for (const auto& st : m_plan->steps) {
+    switch (st.kind) {
+      case step_kind::kernel:
+        launch(st, s, tensors, scratch);
+        break;
+      case step_kind::fill:
+        m_steps->fill(s, fills[next_fill++], st.fill.value.bits);
+        break;
+      case step_kind::copy:
+        m_steps->copy(s, copies[next_copy++]);
+        break;
     }
   }
 }

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/bundle/manifest.hpp"
 
+#include <bit>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "portbench/bundle/error.hpp"
 #include "portbench/reference/config_json.hpp"
+#include "portbench/reference/half.hpp"
 #include "portbench/reference/spec.hpp"
 
 namespace portbench::bundle {
@@ -153,22 +157,131 @@ std::string relative_inside(const field& f) {
   return rel;
 }
 
+// Step objects are new in this schema: unknown fields are refused, so a misspelt optional field
+// ("ofset") cannot silently mean its default.
+void only_fields(const field& f, std::initializer_list<const char*> allowed) {
+  if (!f.raw().is_object()) f.fail("expected an object");
+  for (const auto& [key, value] : f.raw().items()) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key == a;
+    if (!known) f.at(key).fail("unknown field");
+    (void)value;
+  }
+}
+
+element_type parse_element(const field& f) {
+  auto t = parse_element_type(f.text());
+  if (!t) f.fail("unknown element type '" + f.text() + "' (expected f64, f32, f16, bf16, i64, i32, i16, i8, u64, u32, u16, u8)");
+  return *t;
+}
+
+std::vector<std::int64_t> integers(const field& f, std::int64_t minimum, const char* what) {
+  std::vector<std::int64_t> out;
+  const std::size_t n = f.array_size();
+  if (n == 0 || n > k_max_view_rank) f.fail("expected 1 to " + std::to_string(k_max_view_rank) + " " + what);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t v = f.at(i).integer();
+    if (v < minimum) f.at(i).fail("must be >= " + std::to_string(minimum));
+    out.push_back(v);
+  }
+  return out;
+}
+
+view_spec parse_view(const field& f, const std::set<std::string>& scratch_names) {
+  only_fields(f, {"tensor", "scratch", "offset", "shape", "strides", "type"});
+  view_spec v;
+  if (f.has("tensor") == f.has("scratch")) f.fail("expected exactly one of \"tensor\" and \"scratch\"");
+  if (f.has("tensor")) {
+    v.tensor = f.at("tensor").text();
+    if (v.tensor.empty()) f.at("tensor").fail("must name a tensor");
+  } else {
+    v.scratch = f.at("scratch").text();
+    if (scratch_names.count(v.scratch) == 0) {
+      f.at("scratch").fail("scratch buffer '" + v.scratch + "' is not declared in scratch");
+    }
+  }
+  v.type = parse_element(f.at("type"));
+  if (f.has("offset")) {
+    v.offset = f.at("offset").integer();
+    if (v.offset < 0) f.at("offset").fail("must be >= 0 (elements into the " + std::string(v.tensor.empty() ? "buffer" : "tensor") + ")");
+  }
+  v.shape = integers(f.at("shape"), 1, "extents");
+  v.strides = integers(f.at("strides"), 0, "strides");
+  if (v.strides.size() != v.shape.size()) {
+    f.at("strides").fail(std::to_string(v.strides.size()) + " strides for " + std::to_string(v.shape.size()) + " extents");
+  }
+  return v;
+}
+
+fill_value parse_fill_value(const field& value, element_type t) {
+  std::variant<std::int64_t, double> v;
+  if (is_floating(t)) v = value.real();
+  else v = value.integer();
+  try {
+    return make_fill_value(t, v);
+  } catch (const std::invalid_argument& e) {
+    value.fail(e.what());
+  }
+}
+
+std::string shape_text(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+plan_step parse_step(const field& l, const std::string& kind, const std::set<std::string>& scratch_names) {
+  plan_step st;
+  if (kind == "fill") {
+    only_fields(l, {"step", "target", "value"});
+    st.kind = step_kind::fill;
+    st.fill.target = parse_view(l.at("target"), scratch_names);
+    st.fill.value = parse_fill_value(l.at("value"), st.fill.target.type);
+  } else if (kind == "copy") {
+    only_fields(l, {"step", "src", "dst"});
+    st.kind = step_kind::copy;
+    st.copy.src = parse_view(l.at("src"), scratch_names);
+    st.copy.dst = parse_view(l.at("dst"), scratch_names);
+    if (st.copy.src.shape != st.copy.dst.shape) {
+      l.at("dst").at("shape").fail(shape_text(st.copy.dst.shape) + " differs from src.shape " + shape_text(st.copy.src.shape));
+    }
+  } else {
+    l.at("step").fail("unknown step '" + kind + "' (expected \"fill\" or \"copy\"; a kernel launch has no \"step\")");
+  }
+  return st;
+}
+
+scratch_spec parse_scratch(const field& s) {
+  scratch_spec spec{s.at("name").text(), 0, false, std::nullopt};
+  std::int64_t bytes = s.at("bytes").integer();
+  if (bytes < 0) s.at("bytes").fail("must be >= 0");
+  spec.bytes = static_cast<std::uint64_t>(bytes);
+  if (!s.has("init")) return spec;
+  field init = s.at("init");
+  if (init.raw().is_object()) {
+    only_fields(init, {"fill", "type"});
+    const element_type t = parse_element(init.at("type"));
+    spec.fill_init = parse_fill_value(init.at("fill"), t);
+    if (spec.bytes % size_of(t) != 0) {
+      init.at("type").fail(std::to_string(spec.bytes) + " bytes are not a whole number of " + to_string(t) + " elements");
+    }
+    return spec;
+  }
+  if (!init.raw().is_string()) init.fail("expected \"zero\", \"none\" or {\"fill\": V, \"type\": T}");
+  const std::string text = init.text();
+  if (text != "zero" && text != "none") init.fail("expected \"zero\" or \"none\", got '" + text + "'");
+  spec.zero_init = text == "zero";
+  return spec;
+}
+
 void parse_plan_body(const field& c, const std::set<std::string>& cubin_files, std::vector<scratch_spec>& scratch_out,
-                     std::vector<launch_spec>& launches_out) {
+                     std::vector<launch_spec>& launches_out, std::vector<plan_step>& steps_out) {
   std::set<std::string> scratch_names;
   if (c.has("scratch")) {
     field scratch = c.at("scratch");
     for (std::size_t k = 0; k < scratch.array_size(); ++k) {
       field s = scratch.at(k);
-      scratch_spec spec{s.at("name").text(), 0, false};
-      std::int64_t bytes = s.at("bytes").integer();
-      if (bytes < 0) s.at("bytes").fail("must be >= 0");
-      spec.bytes = static_cast<std::uint64_t>(bytes);
-      if (s.has("init")) {
-        const std::string init = s.at("init").text();
-        if (init != "zero" && init != "none") s.at("init").fail("expected \"zero\" or \"none\", got '" + init + "'");
-        spec.zero_init = init == "zero";
-      }
+      scratch_spec spec = parse_scratch(s);
       if (!scratch_names.insert(spec.name).second) s.at("name").fail("scratch buffer '" + spec.name + "' is declared twice");
       scratch_out.push_back(spec);
     }
@@ -177,6 +290,17 @@ void parse_plan_body(const field& c, const std::set<std::string>& cubin_files, s
   if (launches.array_size() == 0) launches.fail("the launch plan is empty");
   for (std::size_t k = 0; k < launches.array_size(); ++k) {
     field l = launches.at(k);
+    if (l.has("step")) {
+      plan_step st = parse_step(l, l.at("step").text(), scratch_names);
+      st.index = k;
+      steps_out.push_back(std::move(st));
+      continue;
+    }
+    plan_step kernel_step;
+    kernel_step.kind = step_kind::kernel;
+    kernel_step.index = k;
+    kernel_step.launch = launches_out.size();
+    steps_out.push_back(std::move(kernel_step));
     launch_spec spec;
     field cubin = l.at("cubin");
     spec.cubin = cubin.text();
@@ -198,6 +322,8 @@ void parse_plan_body(const field& c, const std::set<std::string>& cubin_files, s
     }
     launches_out.push_back(std::move(spec));
   }
+  // Fills and copies are the harness's own work: a plan must run something of the bundle.
+  if (launches_out.empty()) launches.fail("the plan launches no kernel (fill and copy steps alone run nothing of the bundle)");
 }
 
 }  // namespace
@@ -232,6 +358,76 @@ const char* to_string(param_kind k) noexcept {
     case param_kind::ptr_table: return "ptr_table";
   }
   return "?";
+}
+
+namespace {
+
+struct element_info {
+  element_type type;
+  const char* name;
+  std::size_t size;
+  bool floating;
+};
+constexpr element_info k_elements[] = {
+    {element_type::f64, "f64", 8, true},  {element_type::f32, "f32", 4, true},  {element_type::f16, "f16", 2, true},
+    {element_type::bf16, "bf16", 2, true}, {element_type::i64, "i64", 8, false}, {element_type::i32, "i32", 4, false},
+    {element_type::i16, "i16", 2, false}, {element_type::i8, "i8", 1, false},   {element_type::u64, "u64", 8, false},
+    {element_type::u32, "u32", 4, false}, {element_type::u16, "u16", 2, false}, {element_type::u8, "u8", 1, false}};
+
+const element_info& info(element_type t) noexcept {
+  for (const auto& e : k_elements) {
+    if (e.type == t) return e;
+  }
+  return k_elements[0];
+}
+
+}  // namespace
+
+std::size_t size_of(element_type t) noexcept { return info(t).size; }
+const char* to_string(element_type t) noexcept { return info(t).name; }
+bool is_floating(element_type t) noexcept { return info(t).floating; }
+
+std::optional<element_type> parse_element_type(const std::string& name) noexcept {
+  for (const auto& e : k_elements) {
+    if (name == e.name) return e.type;
+  }
+  return std::nullopt;
+}
+
+std::int64_t view_spec::elements() const noexcept {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  return n;
+}
+
+std::string view_spec::describe() const {
+  return tensor.empty() ? "scratch '" + scratch + "'" : "tensor '" + tensor + "'";
+}
+
+fill_value make_fill_value(element_type t, std::variant<std::int64_t, double> v) {
+  fill_value f{t, v, 0};
+  const double real = std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
+  if (!is_floating(t)) {
+    if (!std::holds_alternative<std::int64_t>(v)) throw std::invalid_argument(std::string("expected an integer for ") + to_string(t));
+    const std::int64_t x = std::get<std::int64_t>(v);
+    const std::size_t bits = 8 * size_of(t);
+    const bool is_unsigned = t == element_type::u8 || t == element_type::u16 || t == element_type::u32 || t == element_type::u64;
+    const std::int64_t lo = is_unsigned ? 0 : (bits == 64 ? std::numeric_limits<std::int64_t>::min() : -(std::int64_t{1} << (bits - 1)));
+    const std::int64_t hi = bits == 64 ? std::numeric_limits<std::int64_t>::max()
+                                       : (is_unsigned ? (std::int64_t{1} << bits) - 1 : (std::int64_t{1} << (bits - 1)) - 1);
+    if (x < lo || x > hi) throw std::invalid_argument("value " + std::to_string(x) + " does not fit " + to_string(t));
+    const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    f.bits = static_cast<std::uint64_t>(x) & mask;
+    return f;
+  }
+  switch (t) {
+    case element_type::f64: f.bits = std::bit_cast<std::uint64_t>(real); break;
+    case element_type::f32: f.bits = std::bit_cast<std::uint32_t>(static_cast<float>(real)); break;
+    case element_type::f16: f.bits = reference::fp16_from_double(real); break;
+    case element_type::bf16: f.bits = reference::bf16_from_double(real); break;
+    default: break;
+  }
+  return f;
 }
 
 std::vector<std::size_t> param_offsets(const launch_spec& l) {
@@ -270,6 +466,7 @@ config_plan config_plan::with_variant(const std::string& name, const std::string
   p.tuning_json = v->tuning_json;
   p.scratch = v->scratch;
   p.launches = v->launches;
+  p.steps = v->steps;
   p.variant = v->name;
   return p;
 }
@@ -351,7 +548,7 @@ manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
       (void)value;
     }
     if (c.has("tuning")) plan.tuning_json = c.at("tuning").raw().dump();
-    parse_plan_body(c, cubin_files, plan.scratch, plan.launches);
+    parse_plan_body(c, cubin_files, plan.scratch, plan.launches, plan.steps);
     if (c.has("variants")) {
       field vs = c.at("variants");
       std::set<std::string> names;
@@ -362,7 +559,7 @@ manifest parse_manifest_text(std::string_view text, const std::filesystem::path&
         if (pv.name.empty()) v.at("name").fail("must not be empty");
         if (!names.insert(pv.name).second) v.at("name").fail("variant '" + pv.name + "' is named twice");
         if (v.has("tuning")) pv.tuning_json = v.at("tuning").raw().dump();
-        parse_plan_body(v, cubin_files, pv.scratch, pv.launches);
+        parse_plan_body(v, cubin_files, pv.scratch, pv.launches, pv.steps);
         plan.variants.push_back(std::move(pv));
       }
     }

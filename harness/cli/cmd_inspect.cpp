@@ -45,10 +45,15 @@ void print_bundle(const bundle::bundle& b) {
       std::printf("\n");
     }
   }
-  std::size_t launches = 0;
-  for (const auto& plan : m.configs) launches += plan.launches.size();
-  std::printf("check     OK: %zu launches in %zu configs agree with their cubins' parameter tables\n", launches,
+  std::size_t launches = 0, steps = 0;
+  for (const auto& plan : m.configs) {
+    launches += plan.launches.size();
+    steps += plan.steps.size() - plan.launches.size();
+  }
+  std::printf("check     OK: %zu launches in %zu configs agree with their cubins' parameter tables", launches,
               m.configs.size());
+  if (steps > 0) std::printf(" (and %zu fill and copy steps)", steps);
+  std::printf("\n");
 }
 
 std::string triple(const std::array<int, 3>& v) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "portbench/bundle/steps.hpp"
 #include "portbench/cuda/error.hpp"
 
 namespace portbench::measure {
@@ -30,6 +31,42 @@ std::vector<std::int64_t> valid_times(const side_result& s) {
 }
 
 }  // namespace
+
+record_check check_plan_records(const std::vector<bundle::expected_record>& expected,
+                                const std::vector<const kernel_record*>& recs) {
+  record_check out;
+  if (recs.size() < expected.size()) {
+    out.proof = verdicts::proof::not_executed;
+    out.missing = true;
+    out.detail = std::to_string(recs.size()) + " kernel records for " + std::to_string(expected.size()) +
+                 " kernels of the plan";
+    return out;
+  }
+  auto raise = [&](std::string_view verdict, const std::string& detail) {
+    if (verdicts::proof_severity(verdict) > verdicts::proof_severity(out.proof)) {
+      out.proof = verdict;
+      out.detail = detail;
+    }
+  };
+  if (recs.size() > expected.size()) {
+    raise(verdicts::proof::foreign_kernel, std::to_string(recs.size()) + " kernel records for " + std::to_string(expected.size()) +
+                                      " kernels of the plan");
+  }
+  for (std::size_t i = 0; i < recs.size() && i < expected.size(); ++i) {
+    const kernel_record& r = *recs[i];
+    const auto& e = expected[i];
+    const bundle::dim3 g = e.cta_grid;   // CUPTI counts CTAs, also where the grid counts clusters
+    const bool grid_ok = r.grid[0] == static_cast<std::int32_t>(g[0]) && r.grid[1] == static_cast<std::int32_t>(g[1]) &&
+                         r.grid[2] == static_cast<std::int32_t>(g[2]);
+    if (r.name != e.entry || !grid_ok) {
+      raise(verdicts::proof::foreign_kernel,
+            "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
+                std::to_string(r.grid[2]) + " where the plan runs '" + e.entry + "' with grid " + std::to_string(g[0]) +
+                "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]) + " CTAs");
+    }
+  }
+  return out;
+}
 
 sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard)
     : m_ctx(ctx),
@@ -101,41 +138,26 @@ void sampler::attribute(const std::vector<pending>& window) {
     sample& s = p.side->samples[p.index];
     auto& recs = by_sample[p.id];
     std::sort(recs.begin(), recs.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
-    const auto& launches = p.plan->plan->plan().launches;
+    // What the plan's execution makes: its own kernels and the harness's copy and fill kernels.
+    const auto& expected = p.plan->plan->expected();
     if (batch.dropped > 0) s.problem = verdicts::sample_problem::dropped_records;
-    if (recs.size() < launches.size()) {
+    const record_check rc = check_plan_records(expected, recs);
+    if (rc.missing) {
       s.problem = verdicts::sample_problem::missing_record;
       raise_proof(*p.side, verdicts::proof::not_executed,
-                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) +
-                      " launches (round: " + std::to_string(batch.kernels.size()) + " kernel records, " +
+                  rc.detail + " (round: " + std::to_string(batch.kernels.size()) + " kernel records, " +
                       std::to_string(batch.external_id.size()) + " correlations, " + std::to_string(strangers.size()) +
                       " unattributed)");
       continue;
     }
-    if (recs.size() > launches.size()) {
-      raise_proof(*p.side, verdicts::proof::foreign_kernel,
-                  std::to_string(recs.size()) + " kernel records for " + std::to_string(launches.size()) + " launches");
-    }
+    if (!rc.detail.empty()) raise_proof(*p.side, rc.proof, rc.detail);
     std::uint64_t first = UINT64_MAX, last = 0;
     std::int64_t total = 0;
-    for (std::size_t i = 0; i < recs.size(); ++i) {
-      const kernel_record& r = *recs[i];
-      if (r.start_ns == 0 || r.end_ns == 0 || r.end_ns < r.start_ns) s.problem = verdicts::sample_problem::zero_timestamp;
-      first = std::min(first, r.start_ns);
-      last = std::max(last, r.end_ns);
-      total += static_cast<std::int64_t>(r.end_ns - r.start_ns);
-      if (i < launches.size()) {
-        const auto& l = launches[i];
-        const bundle::dim3 g = l.cta_grid();   // CUPTI counts CTAs, also where the grid counts clusters
-        bool grid_ok = r.grid[0] == static_cast<std::int32_t>(g[0]) && r.grid[1] == static_cast<std::int32_t>(g[1]) &&
-                       r.grid[2] == static_cast<std::int32_t>(g[2]);
-        if (r.name != l.entry || !grid_ok) {
-          raise_proof(*p.side, verdicts::proof::foreign_kernel,
-                      "record '" + r.name + "' grid " + std::to_string(r.grid[0]) + "x" + std::to_string(r.grid[1]) + "x" +
-                          std::to_string(r.grid[2]) + " where the plan launches '" + l.entry + "' with grid " +
-                          std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]) + " CTAs");
-        }
-      }
+    for (const kernel_record* r : recs) {
+      if (r->start_ns == 0 || r->end_ns == 0 || r->end_ns < r->start_ns) s.problem = verdicts::sample_problem::zero_timestamp;
+      first = std::min(first, r->start_ns);
+      last = std::max(last, r->end_ns);
+      total += static_cast<std::int64_t>(r->end_ns - r->start_ns);
     }
     for (const kernel_record* r : strangers) {
       if (r->start_ns < last && r->end_ns > first) {

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The tilegym exporter on the pinned tilegym==1.5.1: configs/tilegym-smoke.json (one small
-configuration per operator) and data/tilegym-extra.json (the two operators without upstream
-configurations) exported through the real command line with no GPU; every configuration either
-exported or skipped with its reason; manifests with target, sources (checked against the wheel's
-RECORD) and variants; bundles that `portbench inspect` accepts; a changed tilegym source refused;
-a tuning record honoured."""
+configuration per operator) and data/tilegym-extra.json (variations of the two operators without
+upstream configurations) exported through the real command line with no GPU; every
+configuration either exported or skipped with its reason; manifests with target, sources
+(checked against the wheel's RECORD) and variants; the wrappers' copies and fills through torch
+as the plans' copy and fill steps; bundles that `portbench inspect` accepts; a changed tilegym
+source refused; a tuning record honoured."""
 from __future__ import annotations
 
 import base64
@@ -28,18 +29,20 @@ from portbench_export.schema import validate_bundle
 SMOKE = REPO / "configs" / "tilegym-smoke.json"
 EXTRA = Path(__file__).parent / "data" / "tilegym-extra.json"
 TARGET = json.loads((REPO / "configs" / "targets" / "h200.json").read_text())
-PORTBENCH = REPO / "build" / "ci-cpu" / "harness" / "cli" / "portbench"
+# The CI build's binary, else the dev preset's (what an engineer builds), or $PORTBENCH_BIN.
+PORTBENCH = next((p for p in [Path(os.environ.get("PORTBENCH_BIN", "/nonexistent")),
+                              *(REPO / "build" / preset / "harness" / "cli" / "portbench" for preset in ("ci-cpu", "dev"))]
+                  if p.is_file()), REPO / "build" / "ci-cpu" / "harness" / "cli" / "portbench")
 ALL_OPS = {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout", "matmul", "bmm",
            "group_gemm", "splitk_reduce", "fmha", "flash_decode", "attention_sink", "attention_sink_decode",
            "gemma_attention", "gemma_attention_decode", "mla", "mla_decoding", "mla_decoding_split_kv", "moe",
            "moe_align_block", "recurrent_gated_delta_rule", "chunk_gated_delta_rule"}
-# What the pinned package's wrappers need that a launch plan cannot hold (docs/exporters.md).
+# What the pinned package's wrappers need that a launch plan cannot hold (docs/exporters.md):
+# group_gemm's device array of array descriptors, and moe's sum of its top-k partial outputs
+# (torch.add for top_k 2, torch.sum above: a reduction, neither a copy nor a fill).
 EXPECTED_SKIPS = {
     "group_gemm": "list-of-arrays parameter 'As'",
-    "attention_sink": "Tensor.contiguous() copies a non-contiguous view",
-    "moe": "Tensor.fill_ with a nonzero value",
-    "moe_align_block": "Tensor.fill_ with a nonzero value",
-    "chunk_gated_delta_rule": "Tensor.contiguous() copies a non-contiguous view",
+    "moe": "torch.add() runs a torch kernel",
 }
 SUMMARY = re.compile(r"^summary: tilegym/(\w+): exported (\d+) of (\d+)(?: \(skipped: (.*)\))?$", re.M)
 
@@ -104,7 +107,10 @@ def test_the_seven_corpus_operators_and_the_gemm_and_attention_kernels_export(sm
     got = set(manifests(out))
     assert {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "swiglu", "dropout", "matmul", "bmm",
             "splitk_reduce", "fmha", "flash_decode", "gemma_attention", "gemma_attention_decode", "mla",
-            "mla_decoding", "mla_decoding_split_kv", "recurrent_gated_delta_rule"} <= got
+            "mla_decoding", "mla_decoding_split_kv", "recurrent_gated_delta_rule",
+            # the wrappers that copy or fill through torch: plans with copy and fill steps
+            "attention_sink", "attention_sink_decode", "chunk_gated_delta_rule", "moe_align_block"} <= got
+    assert got == ALL_OPS - set(EXPECTED_SKIPS)
 
 
 def _record_hashes() -> dict[str, str]:
@@ -241,12 +247,82 @@ def test_launch_plans_bind_named_tensors_scratch_and_literals(smoke):
     assert mla["scratch"] == [] and {"o", "lse"} <= {p.get("tensor") for p in mla["launches"][0]["params"]}
 
 
-def test_extra_operators_export_where_the_plan_can_express_them(extra):
-    r, out = extra
+def _steps(launches: list[dict]) -> list[str]:
+    return [l.get("step", "kernel") for l in launches]
+
+
+def _dense(shape: list[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+def test_the_wrappers_copies_and_fills_are_plan_steps(smoke):
+    _, out = smoke
+    # attention_sink: q, k, v transposed to [B, H, S, D] by copies into the buffers the kernel
+    # reads, the kernel, and its output transposed back into o.
+    sink = _config(out, "attention_sink")
+    c = suite_configs(SMOKE, "attention_sink")[0]
+    b, sq, skv, hkv, g, d = (c[k] for k in ("batch", "num_queries", "num_keys", "num_kv_heads", "num_kv_groups",
+                                             "head_dim"))
+    for plan in [sink] + sink["variants"]:
+        ls = plan["launches"]
+        assert _steps(ls) == ["copy", "copy", "copy", "kernel", "copy"]
+        assert [l["src"]["tensor"] for l in ls[:3]] == ["q", "k", "v"]
+        kernel_scratch = [p["name"] for p in ls[3]["params"] if p["kind"] == "scratch"]
+        assert [l["dst"]["scratch"] for l in ls[:3]] == kernel_scratch[:3]
+        assert ls[0]["src"] == {"tensor": "q", "offset": 0, "shape": [b, hkv * g, sq, d],
+                                "strides": [sq * hkv * g * d, d, hkv * g * d, 1], "type": "bf16"}
+        assert ls[0]["dst"]["strides"] == _dense([b, hkv * g, sq, d])
+        assert ls[1]["src"]["shape"] == [b, hkv, skv, d] and ls[1]["src"]["strides"] == [skv * hkv * d, d, hkv * d, 1]
+        assert ls[4]["dst"] == {"tensor": "o", "offset": 0, "shape": [b, sq, hkv * g, d],
+                                "strides": _dense([b, sq, hkv * g, d]), "type": "bf16"}
+        assert ls[4]["src"]["scratch"] == kernel_scratch[3]
+        assert {"name": "Start_q", "bytes": 4, "init": "zero"} in plan["scratch"]     # start_q 0
+    # chunk_gated_delta_rule: the fp32 output's transpose back to [B, T, H, V] and its bf16
+    # conversion are one copy into o.
+    cg = _config(out, "chunk_gated_delta_rule")
+    c = suite_configs(SMOKE, "chunk_gated_delta_rule")[0]
+    assert _steps(cg["launches"]) == ["kernel", "kernel", "copy"]
+    copy = cg["launches"][2]
+    shape = [c["B"], c["T"], c["H"], c["V"]]
+    assert copy["src"]["type"] == "f32" and "scratch" in copy["src"] and copy["src"]["shape"] == shape
+    assert copy["dst"] == {"tensor": "o", "offset": 0, "shape": shape, "strides": _dense(shape), "type": "bf16"}
+    # moe_align_block: sorted_token_ids filled with num_tokens * top_k before the four kernels.
+    ma = _config(out, "moe_align_block")
+    c = suite_configs(SMOKE, "moe_align_block")[0]
+    padded = c["num_tokens"] * c["top_k"] + c["n_experts"] * (c["block_size"] - 1)
+    assert _steps(ma["launches"]) == ["fill", "kernel", "kernel", "kernel", "kernel"]
+    assert ma["launches"][0] == {"step": "fill", "value": c["num_tokens"] * c["top_k"],
+                                 "target": {"tensor": "sorted_token_ids", "offset": 0, "shape": [padded], "strides": [1],
+                                            "type": "i32"}}
+    # attention_sink_decode: the caller's start_q tensor (num_keys - 1) is scratch initialised with
+    # the value; k and v are copied to [B, Hkv, S, D] before the split-KV kernel and its reduction.
     asd = _config(out, "attention_sink_decode")
-    assert {"name": "Start_q", "bytes": 4, "init": "zero"} in asd["scratch"]
-    assert len(asd["launches"]) == 2
-    assert "start_q != 0" in r.stdout
+    c = suite_configs(SMOKE, "attention_sink_decode")[0]
+    assert {"name": "Start_q", "bytes": 4, "init": {"fill": c["num_keys"] - 1, "type": "i32"}} in asd["scratch"]
+    assert _steps(asd["launches"]) == ["copy", "copy", "kernel", "kernel"]
+    assert [l["src"]["tensor"] for l in asd["launches"][:2]] == ["k", "v"]
+
+
+def test_extra_operators_export_with_and_without_steps(extra):
+    r, out = extra
+    # One query: q.transpose(1, 2) of [B, 1, H, D] and the output's transpose back are views.
+    sink = _config(out, "attention_sink")
+    assert _steps(sink["launches"]) == ["copy", "copy", "kernel"]
+    assert [l["src"]["tensor"] for l in sink["launches"][:2]] == ["k", "v"]
+    assert any(p.get("tensor") == "o" for p in sink["launches"][2]["params"])
+    one, default = manifests(out)["attention_sink_decode"]["configs"]
+    # One kv head: k.transpose(1, 2) of [B, S, 1, D] is already contiguous, so no copy.
+    assert {"name": "Start_q", "bytes": 4, "init": "zero"} in one["scratch"]
+    assert _steps(one["launches"]) == ["kernel", "kernel"]
+    assert _steps(default["launches"]) == ["copy", "copy", "kernel", "kernel"]
+    assert {"fill": 2047, "type": "i32"} in [s.get("init") for s in default["scratch"]]
+    ma = _config(out, "moe_align_block")
+    assert ma["launches"][0]["step"] == "fill" and ma["launches"][0]["value"] == 128
+    assert "skip:" not in r.stdout
 
 
 def _copy_site(dst: Path) -> Path:

@@ -45,18 +45,58 @@ def test_views_follow_torch_stride_rules():
 
 def test_compute_through_torch_is_refused_with_the_op_named():
     t = tensor((4, 6)).transpose(0, 1)
-    with pytest.raises(Unsupported, match=r"Tensor.contiguous\(\) copies a non-contiguous view"):
-        t.contiguous()
-    with pytest.raises(Unsupported, match="torch.ones fills memory"):
-        ft.ones(4)
-    with pytest.raises(Unsupported, match="torch.tensor uploads host data"):
-        ft.tensor([0])
+    with pytest.raises(Unsupported, match="torch.tensor uploads 2 distinct host values"):
+        ft.tensor([0, 1])
     with pytest.raises(Unsupported, match=r"Tensor.add\(\) runs a torch kernel"):
         t.add(1)
     with pytest.raises(Unsupported, match="tensor arithmetic"):
         t + t
-    with pytest.raises(Unsupported, match=r"Tensor.to\(torch.float32\) converts torch.float16"):
-        t.to(F32)
+    with pytest.raises(Unsupported, match=r"torch.sum\(\) runs a torch kernel"):
+        ft.make_torch(ft.TorchState())["torch"].sum(t)
+    with pytest.raises(Unsupported, match="no float8_e4m3fn element type"):
+        t.to(ft.DTYPES["float8_e4m3fn"])
+    with pytest.raises(Unsupported, match="Tensor.fill_ with a tensor value"):
+        t.fill_(t)
+    with pytest.raises(Unsupported, match="broadcasts"):
+        ft.empty(4, 6, dtype=F16).copy_(tensor((6,)))
+    with pytest.raises(Unsupported, match=r"Tensor.item\(\) reads a device value"):
+        t.item()
+
+
+def test_copies_and_fills_through_torch_are_recorded_as_steps_in_order():
+    ft.ALLOCATOR[0] = ft.Allocator()
+    steps = ft.ALLOCATOR[0].steps
+    x = tensor((4, 6))
+    t = x.transpose(0, 1)
+    c = t.contiguous()                               # torch's copy kernel into a new buffer
+    assert c.is_contiguous() and c.shape == (6, 4) and c.storage is not x.storage
+    assert len(steps) == 1 and steps[0].src is t and steps[0].dst is c
+    assert x.contiguous() is x and len(steps) == 1   # already contiguous: no copy
+    h = c.to(F32)                                    # a conversion copy
+    assert h.dtype is F32 and steps[-1].src is c and steps[-1].dst is h
+    assert t.to(F32).stride() == (1, 6)              # torch.preserve_format keeps a dense view's strides
+    f = ft.empty(3, dtype=ft.DTYPES["int32"]).fill_(7)
+    assert isinstance(steps[-1], ft.FillStep) and steps[-1].value == 7 and steps[-1].target is f
+    o = ft.ones(2, dtype=F32)
+    assert isinstance(steps[-1], ft.FillStep) and steps[-1].value == 1 and steps[-1].target is o
+    dst = ft.empty(4, 6, dtype=F16)
+    dst[1:3] = x[0:2]                                # item assignment of a tensor: a copy into the view
+    assert isinstance(steps[-1], ft.CopyStep) and steps[-1].dst.storage_offset() == 6
+    dst[0] = 2.0                                     # of a number: a fill of the view
+    assert isinstance(steps[-1], ft.FillStep) and steps[-1].target.shape == (6,)
+    n = len(steps)
+    assert ft.empty(5, dtype=F32).zero_().storage.zeroed and len(steps) == n   # fresh: zero init, no step
+
+
+def test_host_values_become_initialised_buffers():
+    ft.ALLOCATOR[0] = ft.Allocator()
+    q = ft.tensor([2047], dtype=ft.DTYPES["int32"])
+    assert q.shape == (1,) and q.dtype.name == "int32" and q.storage.init_value == 2047
+    assert ft.tensor([0], dtype=ft.DTYPES["int32"]).storage.zeroed
+    assert ft.tensor(5).dtype.name == "int64" and ft.tensor(5).shape == ()
+    w = q.to(ft.DTYPES["int64"])                     # the converted value, no copy step
+    assert w.storage.init_value == 2047 and w.dtype.name == "int64" and not ft.ALLOCATOR[0].steps
+    assert len(q) == 1
 
 
 def test_allocations_are_numbered_and_zero_fill_is_recorded():
@@ -68,8 +108,8 @@ def test_allocations_are_numbered_and_zero_fill_is_recorded():
     assert (a.storage.zeroed, z.storage.zeroed) == (False, True)
     b.zero_()
     assert b.storage.zeroed
-    with pytest.raises(Unsupported, match="fill_ with a nonzero value"):
-        ft.empty(2, dtype=F32).fill_(3)
+    c = ft.empty(2, dtype=F32).fill_(3)              # a value: a fill step, not an init
+    assert not c.storage.zeroed and ft.ALLOCATOR[0].steps[-1].value == 3
     p = ft.empty_like(tensor((2, 3, 4)).permute(2, 0, 1))     # dense, permuted: strides kept
     assert p.stride() == (1, 12, 4)
 

@@ -36,6 +36,12 @@ PARAM_FIELDS = {
 }
 INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1),
               "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+# Fill and copy steps (launches[] entries with "step"): their views' element types and bytes.
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
+                 "u64": 8, "u32": 4, "u16": 2, "u8": 1}
+ELEMENT_RANGES = {**INT_RANGES, "i16": (-2**15, 2**15 - 1), "i8": (-128, 127), "u16": (0, 2**16 - 1), "u8": (0, 255)}
+MAX_VIEW_RANK = 6
+STEP_FIELDS = {"fill": {"step", "target", "value"}, "copy": {"step", "src", "dst"}}
 
 
 def _is_int(v: Any) -> bool:
@@ -96,6 +102,71 @@ def _check_param(v: _V, where: str, p: Any, scratch_names: set[str]):
             v.err(where, f"'value' must be a finite number for {t}")
     if kind == "scratch" and p["name"] not in scratch_names:
         v.err(where, f"scratch '{p['name']}' is not declared in the configuration's 'scratch'")
+
+
+def _check_value(v: _V, where: str, t: str, val: Any) -> None:
+    if t in ELEMENT_RANGES:
+        lo, hi = ELEMENT_RANGES[t]
+        if not (_is_int(val) and lo <= val <= hi):
+            v.err(where, f"must be an integer in the range of {t}")
+    elif not (isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val)):
+        v.err(where, f"must be a finite number for {t}")
+
+
+def _check_view(v: _V, where: str, view: Any, scratch: dict[str, int]) -> list[int] | None:
+    """A step's view; returns its shape when valid."""
+    if not isinstance(view, dict):
+        v.err(where, "must be an object")
+        return None
+    which = [k for k in ("tensor", "scratch") if k in view]
+    if len(which) != 1:
+        v.err(where, "needs exactly one of 'tensor' and 'scratch'")
+        return None
+    if not v.fields(where, view, {which[0], "type", "shape", "strides"}, {"offset"}):
+        return None
+    ok = True
+    if not _ident(view[which[0]]):
+        v.err(where, f"'{which[0]}' must be a name")
+        ok = False
+    elif which[0] == "scratch" and view["scratch"] not in scratch:
+        v.err(where, f"scratch '{view['scratch']}' is not declared in the configuration's 'scratch'")
+        ok = False
+    if view["type"] not in ELEMENT_BYTES:
+        v.err(where, f"'type' must be one of {sorted(ELEMENT_BYTES)}")
+        return None
+    if "offset" in view and not (_is_int(view["offset"]) and view["offset"] >= 0):
+        v.err(where, "'offset' must be an integer >= 0 (elements)")
+        ok = False
+    shape, strides = view["shape"], view["strides"]
+    if not (isinstance(shape, list) and 1 <= len(shape) <= MAX_VIEW_RANK and all(_is_int(x) and x >= 1 for x in shape)):
+        v.err(where, f"'shape' must be 1 to {MAX_VIEW_RANK} integers >= 1")
+        return None
+    if not (isinstance(strides, list) and len(strides) == len(shape) and all(_is_int(x) and x >= 0 for x in strides)):
+        v.err(where, "'strides' must be one integer >= 0 per extent")
+        return None
+    if ok and which[0] == "scratch":
+        last = view.get("offset", 0) + sum((e - 1) * st for e, st in zip(shape, strides))
+        if (last + 1) * ELEMENT_BYTES[view["type"]] > scratch[view["scratch"]]:
+            v.err(where, f"element {last} lies outside scratch '{view['scratch']}' "
+                         f"({scratch[view['scratch']]} bytes)")
+    return shape if ok else None
+
+
+def _check_step(v: _V, where: str, l: dict, scratch: dict[str, int]) -> None:
+    kind = l.get("step")
+    if kind not in STEP_FIELDS:
+        v.err(where, f"'step' must be one of {sorted(STEP_FIELDS)} (a kernel launch has no 'step')")
+        return
+    if not v.fields(where, l, STEP_FIELDS[kind]):
+        return
+    if kind == "fill":
+        if _check_view(v, f"{where}.target", l["target"], scratch) is not None:
+            _check_value(v, f"{where}.value", l["target"]["type"], l["value"])
+        return
+    a = _check_view(v, f"{where}.src", l["src"], scratch)
+    b = _check_view(v, f"{where}.dst", l["dst"], scratch)
+    if a is not None and b is not None and a != b:
+        v.err(f"{where}.dst", f"shape {b} differs from src shape {a}")
 
 
 def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[str]:
@@ -179,7 +250,7 @@ def _check_plan(v: _V, w: str, plan: dict, cubin_files: set[str]) -> None:
     """tuning, scratch and launches of a configuration or one of its variants."""
     if not isinstance(plan["tuning"], dict):
         v.err(f"{w}.tuning", "must be an object")
-    names: set[str] = set()
+    names: dict[str, int] = {}
     if not isinstance(plan["scratch"], list):
         v.err(f"{w}.scratch", "must be an array")
     else:
@@ -190,14 +261,19 @@ def _check_plan(v: _V, w: str, plan: dict, cubin_files: set[str]) -> None:
                     v.err(ws, "'name' must be a unique name")
                 if not (_is_int(s["bytes"]) and s["bytes"] > 0):
                     v.err(ws, "'bytes' must be an integer > 0")
-                if "init" in s and s["init"] not in SCRATCH_INIT:
-                    v.err(ws, f"'init' must be one of {list(SCRATCH_INIT)}")
-                names.add(s["name"])
+                if "init" in s:
+                    _check_init(v, f"{ws}.init", s["init"], s["bytes"])
+                names[s["name"]] = s["bytes"] if _is_int(s["bytes"]) else 0
     if not isinstance(plan["launches"], list) or not plan["launches"]:
         v.err(f"{w}.launches", "must be a non-empty array")
         return
+    if all(isinstance(l, dict) and "step" in l for l in plan["launches"]):
+        v.err(f"{w}.launches", "launches no kernel (fill and copy steps alone run nothing of the bundle)")
     for j, l in enumerate(plan["launches"]):
         wl = f"{w}.launches[{j}]"
+        if isinstance(l, dict) and "step" in l:
+            _check_step(v, wl, l, names)
+            continue
         if not v.fields(wl, l, LAUNCH):
             continue
         if l["cubin"] not in cubin_files:
@@ -214,6 +290,23 @@ def _check_plan(v: _V, w: str, plan: dict, cubin_files: set[str]) -> None:
             continue
         for k, p in enumerate(l["params"]):
             _check_param(v, f"{wl}.params[{k}]", p, names)
+
+
+def _check_init(v: _V, where: str, init: Any, nbytes: Any) -> None:
+    """A scratch buffer's init: "zero", "none" or {"fill": value, "type": element type}."""
+    if isinstance(init, str):
+        if init not in SCRATCH_INIT:
+            v.err(where, f"must be one of {list(SCRATCH_INIT)} or {{\"fill\": V, \"type\": T}}")
+        return
+    if not v.fields(where, init, {"fill", "type"}):
+        return
+    t = init["type"]
+    if t not in ELEMENT_BYTES:
+        v.err(where, f"'type' must be one of {sorted(ELEMENT_BYTES)}")
+        return
+    _check_value(v, f"{where}.fill", t, init["fill"])
+    if _is_int(nbytes) and nbytes % ELEMENT_BYTES[t]:
+        v.err(where, f"{nbytes} bytes are not a whole number of {t} elements")
 
 
 def _check_variants(v: _V, w: str, cfg: dict, cubin_files: set[str]) -> None:

@@ -60,23 +60,40 @@ class packed_params {
 [[nodiscard]] packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors,
                                         const scratch_bindings& scratch, const std::string& where);
 
+class step_kernels;
+struct expected_record;
+
 /// A configuration's plan with its modules loaded and kernels resolved, ready to launch.
 class loaded_plan {
  public:
-  /// Loads each cubin the plan uses once into `ctx`.
+  /// Loads each cubin the plan uses once into `ctx`, and compiles the harness kernels its
+  /// fill and copy steps need (steps.hpp, step_kernels.hpp).
   loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_plan& plan);
+  ~loaded_plan();
+  loaded_plan(const loaded_plan&) = delete;
+  loaded_plan& operator=(const loaded_plan&) = delete;
 
-  /// Enqueues every launch of the plan on `s`, in order.
+  /// Enqueues the plan on `s`: scratch inits, then every kernel launch, fill and copy step in
+  /// manifest order. Binds and checks every step before the first launch.
   void enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const;
 
   [[nodiscard]] const config_plan& plan() const noexcept { return *m_plan; }
   [[nodiscard]] const std::vector<cuda::kernel>& kernels() const noexcept { return m_kernels; }
+  /// The kernel records one execution makes, in order (what the proof check expects).
+  [[nodiscard]] const std::vector<expected_record>& expected() const noexcept { return m_expected; }
 
  private:
+  void launch(const plan_step& st, const cuda::stream& s, const tensor_bindings& tensors,
+              const scratch_bindings& scratch) const;
+
   cuda::context_ptr m_ctx;
   const config_plan* m_plan;
   std::string m_manifest;
+  std::string m_where;                    ///< "<manifest>: <config id>", for step errors
   std::vector<cuda::kernel> m_kernels;   ///< one per launch
+  std::unique_ptr<step_kernels> m_steps;  ///< null when the plan has no harness kernel
+  std::vector<expected_record> m_expected;
+  std::map<std::string, std::vector<std::byte>> m_init_images;   ///< fill inits uploaded, by scratch name
 };
 
 }  // namespace portbench::bundle

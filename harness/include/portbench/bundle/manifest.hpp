@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -53,10 +54,69 @@ struct launch_spec {
   [[nodiscard]] dim3 cta_grid() const noexcept;
 };
 
+/// Element type of a fill or copy step's view (docs/bundle-manifest.md, "Fill and copy steps").
+enum class element_type { f64, f32, f16, bf16, i64, i32, i16, i8, u64, u32, u16, u8 };
+
+[[nodiscard]] std::size_t size_of(element_type t) noexcept;
+[[nodiscard]] const char* to_string(element_type t) noexcept;
+[[nodiscard]] bool is_floating(element_type t) noexcept;
+[[nodiscard]] std::optional<element_type> parse_element_type(const std::string& name) noexcept;
+
+/// The largest rank a step's view may have.
+inline constexpr std::size_t k_max_view_rank = 6;
+
+/// Elements of a named tensor or a scratch buffer: element i of the view, at multi-index
+/// (i_0, ..., i_{r-1}), is at base + offset + sum(i_k * strides[k]) elements of `type`, with
+/// base the tensor's view start (as `ptr` binds it) or the scratch buffer's start.
+struct view_spec {
+  std::string tensor;    ///< the operator tensor it views, or
+  std::string scratch;   ///< the plan's scratch buffer it views (exactly one of the two is set)
+  element_type type = element_type::f32;
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> shape;     ///< 1..6 extents, each >= 1
+  std::vector<std::int64_t> strides;   ///< in elements, each >= 0
+
+  [[nodiscard]] std::int64_t elements() const noexcept;
+  /// "tensor 'x'" or "scratch 'ws'".
+  [[nodiscard]] std::string describe() const;
+};
+
+/// A value of an element type, as the bit pattern a fill writes (low size_of(type) bytes).
+struct fill_value {
+  element_type type = element_type::i32;
+  std::variant<std::int64_t, double> value;   ///< as written in the manifest
+  std::uint64_t bits = 0;                     ///< the value encoded in `type` (floats rounded to nearest even)
+};
+
+/// `"step": "fill"`: every element of `target` gets `value` (the target's element type).
+struct fill_step {
+  view_spec target;
+  fill_value value;
+};
+
+/// `"step": "copy"`: element i of `dst` = element i of `src` converted to dst's type; the
+/// shapes are equal, the views may have any strides.
+struct copy_step {
+  view_spec src, dst;
+};
+
+enum class step_kind { kernel, fill, copy };
+
+/// One entry of a plan's `launches[]`, in plan order.
+struct plan_step {
+  step_kind kind = step_kind::kernel;
+  std::size_t index = 0;    ///< position in the manifest's launches[] (for messages)
+  std::size_t launch = 0;   ///< kernel: index into the plan's `launches`
+  fill_step fill;           ///< fill
+  copy_step copy;           ///< copy
+};
+
 struct scratch_spec {
   std::string name;
   std::uint64_t bytes = 0;
   bool zero_init = false;   ///< "init": "zero": zero-filled before every execution of the plan
+  /// "init": {"fill": V, "type": T}: every element filled with V before every execution
+  std::optional<fill_value> fill_init;
 };
 
 /// An alternative launch plan for the same configuration (a tuning candidate).
@@ -64,14 +124,16 @@ struct plan_variant {
   std::string name;
   std::string tuning_json;
   std::vector<scratch_spec> scratch;
-  std::vector<launch_spec> launches;
+  std::vector<launch_spec> launches;   ///< the kernel launches, in order
+  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels, fills and copies
 };
 
 struct config_plan {
   reference::config config;   ///< operator + params, as the suite names them
   std::string tuning_json;    ///< the exporter's choices, kept verbatim
   std::vector<scratch_spec> scratch;
-  std::vector<launch_spec> launches;
+  std::vector<launch_spec> launches;   ///< the kernel launches (of the bundle's cubins), in order
+  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels, fills and copies
   std::vector<plan_variant> variants;   ///< tuning candidates besides the chosen plan
   std::string variant;                  ///< the chosen plan's variant name ("" if unnamed)
 
@@ -116,6 +178,10 @@ struct manifest {
 [[nodiscard]] manifest parse_manifest(const std::filesystem::path& file);
 /// The same from the manifest's text; `file` names it in errors and anchors relative paths.
 [[nodiscard]] manifest parse_manifest_text(std::string_view text, const std::filesystem::path& file);
+
+/// `v` encoded in `t` (integers two's complement, floats rounded to nearest even); throws
+/// std::invalid_argument naming the problem when an integer value is outside the type's range.
+[[nodiscard]] fill_value make_fill_value(element_type t, std::variant<std::int64_t, double> v);
 
 /// Byte offsets of a launch's parameters when packed in order at natural alignment.
 [[nodiscard]] std::vector<std::size_t> param_offsets(const launch_spec& l);

@@ -23,7 +23,7 @@ namespace portbench::cuda {
   X(cuLaunchKernel) X(cuLaunchKernelEx)                                                     \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD)                \
   X(cuMemsetD8) X(cuMemsetD32) X(cuMemsetD8Async) X(cuMemsetD32Async) X(cuMemcpyHtoDAsync)  \
-  X(cuMemcpyDtoDAsync) X(cuMemGetInfo)                                                      \
+  X(cuMemcpyDtoDAsync) X(cuMemGetInfo) X(cuMemsetD16Async)                                  \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery)              \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)                 \
   X(cuEventElapsedTime) X(cuEventQuery)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "portbench/bundle/launcher.hpp"
+#include "portbench/bundle/steps.hpp"
 #include "portbench/cuda/stream.hpp"
 #include "portbench/measure/cupti_tracer.hpp"
 #include "portbench/measure/output_guard.hpp"
@@ -82,5 +83,17 @@ class sampler {
   double m_throttle_fraction = 0;
   int m_max_sm_mhz = -1;
 };
+
+/// One sample's kernel records (sorted by start) against the kernel records its plan's
+/// execution makes (bundle::loaded_plan::expected(): the plan's launches and the harness's copy
+/// and fill kernels, in order): fewer is NOT_EXECUTED (`missing`), more, or one whose entry
+/// name or CTA grid differs, is FOREIGN_KERNEL; else EXECUTED with an empty detail.
+struct record_check {
+  std::string proof{verdicts::proof::executed};
+  std::string detail;
+  bool missing = false;
+};
+[[nodiscard]] record_check check_plan_records(const std::vector<bundle::expected_record>& expected,
+                                              const std::vector<const kernel_record*>& recs);
 
 }  // namespace portbench::measure

@@ -90,7 +90,9 @@ class Recorder:
         if self.current is None:
             raise ExportError("ct.launch outside a capture")
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-        self.current.launches.append(LaunchRecord(grid, kernel, tuple(kernel_args)))
+        rec = LaunchRecord(grid, kernel, tuple(kernel_args))
+        self.current.launches.append(rec)
+        self.current.allocator.steps.append(rec)      # in order with the wrapper's copies and fills
 
     def exhaustive_search(self, search_space, stream, grid_fn, kernel, args_fn, hints_fn=None, **kwargs):
         if self.current is None:

@@ -5,9 +5,13 @@ Tensors are metadata only (`FakeTensor`): which storage they view, the element o
 shape, strides and dtype, carried through the view operations the wrappers use (view, reshape,
 transpose, permute, unsqueeze, squeeze, slicing, contiguous on contiguous tensors, ...).
 Allocations (empty, empty_like, zeros, ...) create new storages; zeros marks its storage as
-zero-initialised. Anything that would compute on the GPU (a copy, a fill with a value, an
-arithmetic op, uploading host data) raises cli.Unsupported naming the torch operation, because
-a portbench launch plan can only hold the tilegym kernels themselves.
+zero-initialised, torch.tensor of one host value records that value as the storage's init.
+Copies and fills that torch runs as kernels of its own (contiguous() of a non-contiguous view,
+.to(dtype), clone, copy_, item assignment, fill_ with a value, torch.full/ones) are recorded as
+the capture's steps (`CopyStep`, `FillStep`), in order with the kernel launches, and become the
+launch plan's copy and fill steps (docs/bundle-manifest.md). Anything else that would compute on
+the GPU (arithmetic, reductions, gathers, host reads) raises cli.Unsupported naming the torch
+operation, because a portbench launch plan holds only tilegym's kernels and those steps.
 
 The dtypes are objects of their own (with itemsize, as torch's) and are registered with cuTile
 as foreign dtypes, so a kernel body that says `torch.float32` compiles as `ct.float32`.
@@ -68,16 +72,31 @@ def dtype_named(name: str) -> FakeDType:
 
 # ---- storages and tensors ---------------------------------------------------------------------
 
+# dtype name -> the element type of a manifest fill or copy step
+STEP_TYPES = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16", "int64": "i64",
+              "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8"}
+
+
+def step_type(dt: FakeDType, what: str) -> str:
+    """The step element type of `dt`, or Unsupported naming the torch op that needs it."""
+    t = STEP_TYPES.get(dt.name)
+    if t is None:
+        raise needs_compute(f"{what} on {dt}: a plan's copy and fill steps have no {dt.name} element type")
+    return t
+
+
 @dataclass(eq=False)
 class Storage:
     """A device allocation: a named tensor of the operator (the reference declares it) or one the
-    wrapper allocated (`index` in allocation order; `zeroed` when it came from torch.zeros)."""
+    wrapper allocated (`index` in allocation order; `zeroed` when it came from torch.zeros,
+    `init_value` when it came from torch.tensor of one host value)."""
     dtype: FakeDType
     elements: int
     name: str | None = None          # the operator tensor it is, if any
     index: int = -1                  # allocation order, for wrapper allocations
     zeroed: bool = False
     base_offset: int = 0             # elements from the allocation start to the named tensor's view
+    init_value: int | float | None = None   # every element holds it before the plan runs
 
     @property
     def nbytes(self) -> int:
@@ -338,7 +357,7 @@ class FakeTensor:
     def contiguous(self, memory_format=None):
         if self.is_contiguous():
             return self
-        raise needs_compute("Tensor.contiguous() copies a non-contiguous view")
+        return _copy_into_new(self, self.dtype, dense_strides=False, what="Tensor.contiguous()")
 
     def detach(self):
         return self
@@ -353,7 +372,14 @@ class FakeTensor:
                 target = a
         if target is None or target is self.dtype:
             return self
-        raise needs_compute(f"Tensor.to({target}) converts {self.dtype} on the GPU")
+        what = f"Tensor.to({target})"
+        step_type(target, what)
+        if self._constant() is not None:          # a host value: the converted value, no copy
+            value = self._constant()
+            st = ALLOCATOR[0].new(self.shape, target, False).storage
+            st.init_value = value if target.is_floating_point else int(value)
+            return FakeTensor(st, 0, self.shape, contiguous_strides(self.shape))
+        return _copy_into_new(self, target, dense_strides=True, what=what)
 
     def float(self):
         return self.to(DTYPES["float32"])
@@ -364,6 +390,12 @@ class FakeTensor:
     def bfloat16(self):
         return self.to(DTYPES["bfloat16"])
 
+    def int(self):
+        return self.to(DTYPES["int32"])
+
+    def long(self):
+        return self.to(DTYPES["int64"])
+
     def cuda(self, *args, **kwargs):
         return self
 
@@ -373,18 +405,45 @@ class FakeTensor:
     def fill_(self, value):
         return self._fill(value)
 
+    def _whole(self) -> bool:
+        return self.storage_offset_ == 0 and self.is_contiguous() and self.numel() == self.storage.elements
+
+    def _constant(self):
+        """The value every element holds, where the storage is an untouched host-value tensor."""
+        st = self.storage
+        if st.name is None and untouched(st):
+            if st.init_value is not None:
+                return st.init_value
+            if st.zeroed:
+                return 0
+        return None
+
     def _fill(self, value):
-        whole = self.storage_offset_ == 0 and self.is_contiguous() and self.numel() == self.storage.elements
-        if value == 0 and whole and self.storage.name is None:
+        if isinstance(value, FakeTensor):
+            raise needs_compute("Tensor.fill_ with a tensor value reads a device value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise Unsupported(f"Tensor.fill_ with {type(value).__name__} value {value!r}")
+        if not self.dtype.is_floating_point and value != int(value):
+            raise Unsupported(f"Tensor.fill_({value!r}) on {self.dtype}: not an integer")
+        step_type(self.dtype, "Tensor.fill_")
+        if value == 0 and self._whole() and self.storage.name is None and untouched(self.storage):
             self.storage.zeroed = True     # a fresh allocation, zero-filled before the plan runs
             return self
-        raise needs_compute("Tensor.fill_ with a nonzero value fills memory with a torch kernel")
+        ALLOCATOR[0].steps.append(FillStep(self, value if self.dtype.is_floating_point else int(value)))
+        return self
 
     def clone(self, *args, **kwargs):
-        raise needs_compute("Tensor.clone() copies the tensor")
+        return _copy_into_new(self, self.dtype, dense_strides=True, what="Tensor.clone()")
 
-    def copy_(self, *args, **kwargs):
-        raise needs_compute("Tensor.copy_() copies into the tensor")
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, FakeTensor):
+            raise needs_compute(f"Tensor.copy_ from {type(src).__name__} uploads host data")
+        if tuple(src.shape) != tuple(self.shape):
+            raise needs_compute(f"Tensor.copy_ broadcasts {list(src.shape)} to {list(self.shape)}")
+        step_type(src.dtype, "Tensor.copy_")
+        step_type(self.dtype, "Tensor.copy_")
+        ALLOCATOR[0].steps.append(CopyStep(src, self))
+        return self
 
     def item(self):
         raise needs_compute("Tensor.item() reads a device value back to the host")
@@ -411,7 +470,12 @@ class FakeTensor:
     __iadd__ = __isub__ = __imul__ = __itruediv__ = __matmul__ = __pow__ = _arith
 
     def __setitem__(self, key, value):
-        raise needs_compute("Tensor item assignment copies on the GPU")
+        # torch: a copy into (or a fill of) the indexed view
+        dst = self[key]
+        if isinstance(value, FakeTensor):
+            dst.copy_(value)
+        else:
+            dst.fill_(value)
 
     def __bool__(self):
         raise needs_compute("bool(tensor) reads a device value back to the host")
@@ -426,12 +490,29 @@ def _compute_op(name: str) -> Callable:
 
 # ---- allocation -------------------------------------------------------------------------------
 
+@dataclass(eq=False)
+class CopyStep:
+    """dst[i] = src[i] (converted where the dtypes differ), as torch's copy kernel does it."""
+    src: FakeTensor
+    dst: FakeTensor
+
+
+@dataclass(eq=False)
+class FillStep:
+    """Every element of `target` set to `value`, as torch's fill kernel does it."""
+    target: FakeTensor
+    value: int | float
+
+
 class Allocator:
-    """Numbers the wrapper's allocations in order; reset per capture."""
+    """Numbers the wrapper's allocations in order and records the device work they get, in the
+    order the wrapper makes it (copy and fill steps here, kernel launches by capture.Recorder);
+    reset per capture."""
 
     def __init__(self):
         self.counter = itertools.count()
         self.storages: list[Storage] = []
+        self.steps: list[Any] = []        # CopyStep, FillStep and capture.LaunchRecord, in order
 
     def new(self, shape, dtype: FakeDType, zeroed: bool, strides=None) -> FakeTensor:
         shape = tuple(shape)
@@ -441,6 +522,29 @@ class Allocator:
 
 
 ALLOCATOR = [Allocator()]     # the current capture's allocator (replaced per capture)
+
+
+def untouched(st: Storage) -> bool:
+    """No step or launch of the current capture has written to (or passed along) storage st."""
+    for step in ALLOCATOR[0].steps:
+        if isinstance(step, CopyStep) and step.dst.storage is st:
+            return False
+        if isinstance(step, FillStep) and step.target.storage is st:
+            return False
+        if hasattr(step, "args") and any(isinstance(a, FakeTensor) and a.storage is st for a in step.args):
+            return False
+    return True
+
+
+def _copy_into_new(src: FakeTensor, dtype: FakeDType, dense_strides: bool, what: str) -> FakeTensor:
+    """A new allocation with src's elements (torch: allocate, then its copy kernel): contiguous,
+    or with src's strides where src is dense (torch.preserve_format, for .to and clone)."""
+    step_type(src.dtype, what)
+    step_type(dtype, what)
+    strides = _dense_like_strides(src) if dense_strides else None
+    dst = ALLOCATOR[0].new(src.shape, dtype, False, strides)
+    ALLOCATOR[0].steps.append(CopyStep(src, dst))
+    return dst
 
 
 def _dtype_arg(dtype) -> FakeDType:
@@ -481,17 +585,49 @@ def zeros_like(t: FakeTensor, dtype=None, device=None, **kwargs) -> FakeTensor:
 
 
 def full(size, fill_value, dtype=None, device=None, **kwargs) -> FakeTensor:
-    if fill_value == 0:
-        return zeros(*_shape_args((size,)), dtype=dtype)
-    raise needs_compute("torch.full with a nonzero value fills memory with a torch kernel")
+    t = empty(*_shape_args((size,)), dtype=dtype)
+    return t.fill_(fill_value)
 
 
-def ones(*size, **kwargs):
-    raise needs_compute("torch.ones fills memory with a torch kernel")
+def ones(*size, dtype=None, device=None, **kwargs):
+    return empty(*size, dtype=dtype).fill_(1)
 
 
-def tensor(data, *args, **kwargs):
-    raise needs_compute("torch.tensor uploads host data to the GPU")
+def _host_values(data) -> list:
+    if isinstance(data, (list, tuple)):
+        return [v for d in data for v in _host_values(d)]
+    if isinstance(data, FakeTensor):
+        raise needs_compute("torch.tensor of a device tensor copies it")
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        raise Unsupported(f"torch.tensor of {type(data).__name__} {data!r}")
+    return [data]
+
+
+def _host_shape(data) -> tuple[int, ...]:
+    if isinstance(data, (list, tuple)):
+        return (len(data),) + (_host_shape(data[0]) if data else ())
+    return ()
+
+
+def tensor(data, dtype=None, device=None, **kwargs) -> FakeTensor:
+    """torch.tensor of host data whose elements all hold one value (a position, a count): an
+    allocation initialised with that value (the plan's scratch init); other data would need an
+    upload the plan cannot hold."""
+    values = _host_values(data)
+    if len(set(values)) > 1:
+        raise needs_compute(f"torch.tensor uploads {len(set(values))} distinct host values to the GPU")
+    if dtype is None:
+        dtype = DTYPES["float32"] if any(isinstance(v, float) for v in values) else DTYPES["int64"]
+    dtype = _dtype_arg(dtype)
+    step_type(dtype, "torch.tensor")
+    t = ALLOCATOR[0].new(_host_shape(data), dtype, False)
+    if values:
+        v = values[0] if dtype.is_floating_point else int(values[0])
+        if v == 0:
+            t.storage.zeroed = True
+        else:
+            t.storage.init_value = v
+    return t
 
 
 # ---- torch.cuda, autograd, nn, misc -----------------------------------------------------------
@@ -606,6 +742,14 @@ def make_torch(state: TorchState) -> dict[str, types.ModuleType]:
     cuda.get_device_name = lambda device=None: state.gpu_name
     torch.cuda = cuda
 
+    # torch.random: host-side seeds (tilegym.ops.ops takes initial_seed() as a default argument)
+    rnd = types.ModuleType("torch.random")
+    rnd.initial_seed = lambda: 0
+    rnd.seed = lambda: 0
+    rnd.manual_seed = lambda seed: None
+    torch.random = rnd
+    torch.initial_seed, torch.manual_seed, torch.seed = rnd.initial_seed, rnd.manual_seed, rnd.seed
+
     autograd = types.ModuleType("torch.autograd")
     autograd.Function = Function
     torch.autograd = autograd
@@ -618,7 +762,7 @@ def make_torch(state: TorchState) -> dict[str, types.ModuleType]:
     functional.__getattr__ = lambda name: _compute_op(f"torch.nn.functional.{name}")
     nn.functional = functional
     torch.nn = nn
-    mods = {"torch": torch, "torch.cuda": cuda, "torch.autograd": autograd, "torch.nn": nn,
+    mods = {"torch": torch, "torch.cuda": cuda, "torch.autograd": autograd, "torch.random": rnd, "torch.nn": nn,
             "torch.nn.functional": functional}
     state.modules = mods
     return mods

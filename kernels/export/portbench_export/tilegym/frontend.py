@@ -130,7 +130,7 @@ class Session:
         out_variants = None
         if len(variants) > 1 or candidates:
             out_variants = [self._variant_json(n, p, m) for n, (p, m) in variants.items() if n not in broken]
-        bundle.add_config(cfg.params, [l.to_json() for l in plan.launches], tuning=tuning, scratch=plan.scratch,
+        bundle.add_config(cfg.params, plan.launches_json(), tuning=tuning, scratch=plan.scratch,
                           variants=out_variants)
         bundle.add_sources(self.loaded.sources(*mods))
 
@@ -179,7 +179,7 @@ class Session:
         if len(merged) > 1:
             tuning["same_plan_as"] = [c.name for c in merged[1:]]
         return {"name": name, "tuning": tuning, "scratch": plan.scratch,
-                "launches": [l.to_json() for l in plan.launches]}
+                "launches": plan.launches_json()}
 
     # ---- compiling ----
     def _compile(self, bundle: Bundle, plans: list[Plan]) -> dict[str, str]:

@@ -112,8 +112,13 @@ def kernel_params(kernel, args: tuple, base_offset) -> list[Param]:
             bits = 64 if ann.array is not None and ann.array.index_dtype.bitwidth == 64 else 32
             out.append(Param(name, "array", v, array_spec(v, bits, base_offset(v))))
         elif isinstance(v, list):
+            # cuTile passes a list as (address, length) of a device array of per-array
+            # descriptors: the data address, then the shape and strides, as 64-bit words padded
+            # to a power-of-two item. A table of addresses (ptr_table) is not that layout.
             raise Unsupported(f"{af.pyfunc.__name__}: list-of-arrays parameter '{name}' (a device array of "
-                              f"array descriptors) cannot be expressed in a portbench manifest")
+                              f"per-array descriptors: address, shape and strides as 64-bit words) cannot be "
+                              f"expressed in a portbench manifest (no parameter kind lays it down; ptr_table "
+                              f"holds addresses only)")
         elif isinstance(v, bool):
             raise Unsupported(f"{af.pyfunc.__name__}: bool scalar parameter '{name}' has no manifest literal type")
         elif isinstance(v, int):

@@ -332,10 +332,9 @@ def _attention_sink_call(c, t, mod, autotune):
 def _attention_sink_decode_call(c, t, mod, autotune):
     from . import fake_torch
     *_, start_q, window, scale = _sink_params(c, True)
-    if start_q != 0:
-        raise Unsupported("start_q != 0: tilegym's decode reads the query position from a device tensor, "
-                          "which a launch plan can only provide as a zero-filled scratch buffer (start_q 0)")
-    pos = fake_torch.zeros(1, dtype=fake_torch.DTYPES["int32"])    # the caller's start_q tensor, [0]
+    # The caller's query position tensor, torch.tensor([start_q], dtype=torch.int32): a scratch
+    # buffer the plan initialises with the value.
+    pos = fake_torch.tensor([start_q], dtype=fake_torch.DTYPES["int32"])
     return mod.attention_sink_decode(t["q"], t["k"], t["v"], t["sinks"], sm_scale=scale,
                                      sliding_window=window if window > 0 else None, start_q=pos)
 

@@ -10,7 +10,13 @@ scalars by value):
 - any other allocation of the wrapper (Rstd, split-KV partials, LSE, counters, ...) -> a
   declared scratch buffer named after the first kernel parameter that receives it, with its
   bytes, and "init": "zero" where the wrapper allocated it with torch.zeros;
-- scalars -> literals of the kernel's scalar type."""
+- scalars -> literals of the kernel's scalar type;
+- the wrapper's copies and fills through torch (fake_torch.CopyStep / FillStep) -> copy and fill
+  steps in launches[], in the order the wrapper made them, each view given as tensor or scratch,
+  offset, shape, strides and element type; a contiguous() copy whose only use is a following
+  .to(dtype) is one copy with the conversion; a buffer created from one host value
+  (torch.tensor) is scratch with "init": {"fill": v, "type": t}, and an output the wrapper
+  allocated initialised (torch.zeros, torch.tensor) gets a fill step first."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,8 +24,8 @@ from typing import Any
 
 from ..cli import Unsupported
 from . import jit
-from .capture import Pass
-from .fake_torch import FakeTensor, Storage, contiguous_strides
+from .capture import LaunchRecord, Pass
+from .fake_torch import CopyStep, FakeTensor, FillStep, Storage, contiguous_strides, step_type
 from .operators import TensorDecl
 
 
@@ -51,13 +57,19 @@ class PlanLaunch:
 
 @dataclass
 class Plan:
-    launches: list[PlanLaunch]
+    launches: list[PlanLaunch]                           # the kernel launches (what is compiled)
     scratch: list[dict]
     kernels: list[dict] = field(default_factory=list)   # per launch: kernel, hints, constants
+    order: list[Any] = field(default_factory=list)      # PlanLaunch and step dicts, in plan order
+
+    def launches_json(self) -> list[dict]:
+        """The manifest's launches[]: kernel launches, fill and copy steps, in plan order."""
+        items = self.order or self.launches
+        return [i.to_json() if isinstance(i, PlanLaunch) else i for i in items]
 
     def key(self) -> str:
         import json
-        return json.dumps({"l": [l.to_json() for l in self.launches], "s": self.scratch}, sort_keys=True)
+        return json.dumps({"l": self.launches_json(), "s": self.scratch}, sort_keys=True)
 
 
 class Binder:
@@ -108,8 +120,32 @@ class Binder:
             entry = {"name": name, "bytes": st.nbytes}
             if st.zeroed:
                 entry["init"] = "zero"
+            elif st.init_value is not None:
+                entry["init"] = {"fill": st.init_value, "type": step_type(st.dtype, "torch.tensor")}
             self.scratch[id(st)] = entry
         return entry
+
+    def view(self, t: FakeTensor, name_hint: str) -> dict:
+        """A step's view of t: the operator tensor it is part of, or its scratch buffer."""
+        bound = self.by_storage.get(id(t.storage))
+        if bound is not None:
+            name, base = bound
+            off = t.storage_offset() - base
+            if off < 0:
+                raise Unsupported(f"a copy or fill views '{name}' before its start")
+            head = {"tensor": name}
+        else:
+            head = {"scratch": self._scratch_for(t.storage, name_hint)["name"]}
+            off = t.storage_offset()
+        return {**head, "offset": off, "shape": list(t.shape), "strides": list(t.stride()),
+                "type": step_type(t.dtype, "a copy or fill")}
+
+    def name_of(self, t: FakeTensor) -> str:
+        bound = self.by_storage.get(id(t.storage))
+        if bound is not None:
+            return bound[0]
+        entry = self.scratch.get(id(t.storage))
+        return entry["name"] if entry else f"alloc{t.storage.index}"
 
     def array_params(self, p: jit.Param) -> list[dict]:
         t: FakeTensor = p.value
@@ -161,12 +197,47 @@ def match_axes(t: FakeTensor, d: TensorDecl) -> list[int | None]:
     return out
 
 
+def _same_view(a: FakeTensor, b: FakeTensor) -> bool:
+    return (a.storage is b.storage and a.storage_offset() == b.storage_offset() and tuple(a.shape) == tuple(b.shape)
+            and tuple(a.stride()) == tuple(b.stride()))
+
+
+def _uses(step: Any, st: Storage) -> bool:
+    if isinstance(step, CopyStep):
+        return step.src.storage is st or step.dst.storage is st
+    if isinstance(step, FillStep):
+        return step.target.storage is st
+    return any(isinstance(a, FakeTensor) and a.storage is st for a in step.args)
+
+
+def merge_conversions(steps: list[Any], outputs: dict[str, Any]) -> list[Any]:
+    """`x.contiguous().to(dtype)`: torch copies, then converts the copy; where the copy's buffer
+    is used by nothing but the conversion (and is no output), one copy does both, placed where
+    the first copy was (the conversion's buffer did not exist before)."""
+    returned = {id(t.storage) for t in outputs.values() if isinstance(t, FakeTensor)}
+    steps = list(steps)
+    i = 0
+    while i < len(steps):
+        a = steps[i]
+        if isinstance(a, CopyStep) and id(a.dst.storage) not in returned:
+            users = [j for j, s in enumerate(steps) if j != i and _uses(s, a.dst.storage)]
+            if len(users) == 1 and isinstance(steps[users[0]], CopyStep) and users[0] > i:
+                b = steps[users[0]]
+                if _same_view(b.src, a.dst) and b.dst.storage is not a.dst.storage:
+                    steps[i] = CopyStep(a.src, b.dst)
+                    del steps[users[0]]
+                    continue
+        i += 1
+    return steps
+
+
 def build_plan(p: Pass, decls: list[TensorDecl], named: dict[str, FakeTensor], outputs: dict[str, Any],
                arch: str) -> Plan:
     if not p.launches:
         raise Unsupported("tilegym's wrapper launched no kernel")
     binder = Binder(decls, named, outputs)
     launches, kernels = [], []
+    by_record: dict[int, PlanLaunch] = {}
     for rec in p.launches:
         params = jit.kernel_params(rec.kernel, rec.args, binder.base_offset)
         hints = jit.resolved_hints(rec.kernel, arch)
@@ -180,20 +251,63 @@ def build_plan(p: Pass, decls: list[TensorDecl], named: dict[str, FakeTensor], o
                 mparams.append(lit(q.scalar_type, q.value))
         ctas = hints.get("num_ctas") or 1
         grid = jit.check_grid(rec.grid)
-        launches.append(PlanLaunch(build, grid, (ctas, 1, 1), mparams))
+        launch = PlanLaunch(build, grid, (ctas, 1, 1), mparams)
+        launches.append(launch)
+        by_record[id(rec)] = launch
         func = rec.kernel._annotated_function.pyfunc
         kernels.append({"kernel": f"{func.__module__}.{func.__name__}", "jit_name": mangled,
                         "hints": {k: v for k, v in hints.items() if v is not None},
                         "constants": {q.name: q.value for q in params if q.kind == "constant"}})
+    # Scratch buffers are named by the kernels first (the parameter that receives them); steps
+    # name the buffers no kernel takes.
+    order: list[Any] = _initialised_outputs(binder, outputs)
+    for step in merge_conversions(p.allocator.steps, outputs):
+        if not isinstance(step, LaunchRecord) and (step.target if isinstance(step, FillStep) else step.dst).numel() == 0:
+            continue     # torch launches nothing for an empty tensor
+        if isinstance(step, LaunchRecord):
+            order.append(by_record[id(step)])
+        elif isinstance(step, CopyStep):
+            src = binder.view(step.src, "copy_src")
+            dst = binder.view(step.dst, f"{binder.name_of(step.src)}_copy")
+            order.append({"step": "copy", "src": src, "dst": dst})
+        elif isinstance(step, FillStep):
+            target = binder.view(step.target, "filled")
+            order.append({"step": "fill", "target": target, "value": step.value})
     outs = {d.name for d in decls if d.role in ("out", "inout")}
     missing = sorted(outs - binder.used_names())
     if missing:
         raise Unsupported(f"tilegym's plan does not produce output(s) {missing} of the reference")
-    written = _launched_names(launches)
+    written = _launched_names(launches) | _step_written_names(order)
     unwritten = sorted(outs - written)
     if unwritten:
         raise Unsupported(f"no launch of tilegym's plan receives output(s) {unwritten}")
-    return Plan(launches, list(binder.scratch.values()), kernels)
+    return Plan(launches, list(binder.scratch.values()), kernels, order)
+
+
+def _initialised_outputs(binder: Binder, outputs: dict[str, Any]) -> list[dict]:
+    """Outputs the wrapper allocated with torch.zeros or torch.tensor of a value: the harness
+    poisons outputs before every execution, so the initial value is a fill step at the start."""
+    steps = []
+    for name, t in outputs.items():
+        if not isinstance(t, FakeTensor) or binder.by_storage.get(id(t.storage), (None,))[0] != name:
+            continue
+        st = t.storage
+        value = 0 if st.zeroed else st.init_value
+        if value is None or st.name is not None:
+            continue
+        whole = FakeTensor(st, 0, (st.elements,), (1,))
+        steps.append({"step": "fill", "target": binder.view(whole, name), "value": value})
+    return steps
+
+
+def _step_written_names(order: list[Any]) -> set[str]:
+    out = set()
+    for s in order:
+        if isinstance(s, dict):
+            view = s.get("dst") or s.get("target")
+            if "tensor" in view:
+                out.add(view["tensor"])
+    return out
 
 
 def _launched_names(launches: list[PlanLaunch]) -> set[str]:
