@@ -41,7 +41,9 @@ std::shared_ptr<const cupti_api> load_cupti() {
   void* handle = nullptr;
   std::string tried, used;
   for (const auto& c : candidates) {
-    handle = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // NODELETE: a vendor library stays mapped to the end (its own threads and atexit handlers may
+    // outlive the handle), and a sanitizer's leak report can still name it.
+    handle = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle) {
       used = c;
       break;

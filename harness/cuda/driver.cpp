@@ -32,7 +32,9 @@ void resolve(get_proc_address_fn get_proc, const char* symbol, Fn& out) {
 }  // namespace
 
 std::shared_ptr<const driver_api> load_driver() {
-  void* handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  // NODELETE: a vendor library stays mapped to the end (its own threads and atexit handlers may
+  // outlive the handle), and a sanitizer's leak report can still name it.
+  void* handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* why = ::dlerror();
     throw cuda_error(CUDA_ERROR_NO_DEVICE, "dlopen(libcuda.so.1)",

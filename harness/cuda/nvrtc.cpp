@@ -27,7 +27,9 @@ std::shared_ptr<const nvrtc_api> load_nvrtc() {
   for (std::string dir : {std::string(std::getenv("PORTBENCH_NVRTC_DIR") ? std::getenv("PORTBENCH_NVRTC_DIR") : ""),
                           std::string("/usr/local/cuda/lib64"), std::string(PORTBENCH_CUDA_LIBDIR_HINT), std::string()}) {
     std::string path = dir.empty() ? "libnvrtc.so.13" : dir + "/libnvrtc.so.13";
-    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // NODELETE: a vendor library stays mapped to the end (its own threads and atexit handlers may
+    // outlive the handle), and a sanitizer's leak report can still name it.
+    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle) break;
     tried += (tried.empty() ? "" : ", ") + path;
   }

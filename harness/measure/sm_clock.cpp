@@ -27,7 +27,9 @@ struct sm_clock::api {
 
 sm_clock::sm_clock(const std::string& pci_bus_id) {
   auto a = std::make_unique<api>();
-  a->handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  // NODELETE: a vendor library stays mapped to the end (its own threads and atexit handlers may
+  // outlive the handle), and a sanitizer's leak report can still name it.
+  a->handle = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!a->handle) {
     m_why = "libnvidia-ml.so.1 not found";
     return;

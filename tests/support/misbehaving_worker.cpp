@@ -91,7 +91,12 @@ int run_job(const pm::job& j) {
     if (b == "noise") std::cout << "a library chatting on stdout\n{not json\n" << std::flush;
     emit({{"event", "begin"}, {"index", item.index}});
     if (b == "crash") std::abort();
-    if (b == "segv") std::raise(SIGSEGV);
+    if (b == "segv") {
+      // The default action, not a sanitizer's handler (which would turn the signal into abort):
+      // the harness must see the worker die of SIGSEGV, as an uninstrumented worker would.
+      std::signal(SIGSEGV, SIG_DFL);
+      std::raise(SIGSEGV);
+    }
     if (b == "exit_mid") std::exit(0);
     if (b == "hang") {
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
