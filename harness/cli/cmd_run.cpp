@@ -158,6 +158,7 @@ command_action add_run_command(CLI::App& app) {
   cmd->add_option("--devices", e.devices, "CUDA device ordinals, one worker each")->delimiter(',');
   cmd->add_option("--seed", e.seed, "Base seed of the inputs");
   cmd->add_flag("--vary-inputs", e.vary_inputs, "Fresh inputs in every run, each verified (default: the same inputs, verified once)");
+  cmd->add_flag("--host-inputs", e.host_inputs, "Generate every input on the host and upload it (default: declared fills on the device)");
   cmd->add_option("--verified-cache", e.verified_dir, "Folder of verified outputs kept between sweeps (default: the sweep's own)");
   cmd->add_option("--budget", e.budget_s, "Seconds after which no further configuration run starts (0: none)")
       ->check(CLI::NonNegativeNumber);

@@ -16,7 +16,7 @@ json to_json(const job& j) {
     items.push_back(std::move(item));
   }
   const auto& t = j.timing;
-  return {{"mode", j.mode == job_mode::check ? "check" : "measure"}, {"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs},
+  return {{"mode", j.mode == job_mode::check ? "check" : "measure"}, {"device", j.device}, {"run", j.run}, {"seed", j.seed}, {"vary_inputs", j.vary_inputs}, {"host_inputs", j.host_inputs},
           {"verified_dir", j.verified_dir}, {"reference_id", j.reference_id},
           {"timing", {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
                       {"max_samples", t.max_samples}, {"target_rel_ci", t.target_rel_ci},
@@ -34,6 +34,7 @@ job job_from_json(const json& j) {
   out.run = j.at("run").get<int>();
   out.seed = j.at("seed").get<std::uint64_t>();
   out.vary_inputs = j.value("vary_inputs", false);
+  out.host_inputs = j.value("host_inputs", false);
   out.verified_dir = j.value("verified_dir", std::string{});
   out.reference_id = j.value("reference_id", std::string{});
   const auto& t = j.at("timing");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include "portbench/bundle/bundle.hpp"
@@ -13,6 +14,7 @@
 #include "portbench/cuda/cupti.hpp"
 #include "portbench/cuda/error.hpp"
 #include "portbench/verdicts.hpp"
+#include "portbench/measure/host_inputs.hpp"
 #include "portbench/measure/timing_checks.hpp"
 #include "portbench/reference/cache.hpp"
 #include "portbench/reference/config_json.hpp"
@@ -46,12 +48,13 @@ std::string describe(const std::vector<reference::compare_report>& reports) {
 struct item_context {
   const reference::operator_spec& op;
   const reference::config& cfg;
-  /// The inputs as generated: inout tensors are restored from it before each launch, and
-  /// in-place operators' references read it.
-  const std::vector<reference::host_tensor>& pristine;
-  std::vector<reference::host_tensor>& tensors;   ///< the inputs; receives each side's outputs
+  /// The inputs: inout tensors are restored from pristine() before each launch, in-place
+  /// operators' references read it, tensors() receives each side's outputs. Inputs generated on
+  /// the device reach the host only for a verification.
+  host_inputs& inputs;
   const verify::device_tensors& dev;
-  const reference::verify_options& vopt;
+  const std::string& generated_digest;             ///< the device's digest of what it generated
+  reference::verify_options& vopt;
   verify::verified_key key;                        ///< without the digest
 };
 
@@ -73,12 +76,13 @@ std::vector<reference::compare_report> check_side(const item_context& c, const w
                                                   const plan_under_test& p, side_report& rep) {
   constexpr std::uint32_t k_first_poison = 0xFFFFFFFFu, k_second_poison = 0xFFF5FFF5u;
   auto t0 = steady::now();
+  const double host_inputs_before = c.inputs.seconds();
   std::uint64_t unwritten = 0;
   std::vector<reference::compare_report> reports;
   bool reproduced = true;
   for (int pass = 0; pass < 2; ++pass) {
     std::uint32_t poison = pass == 0 ? k_first_poison : k_second_poison;
-    c.dev.poison_outputs(poison, c.pristine);
+    c.dev.poison_outputs(poison, c.inputs.pristine());
     t.s.run_untimed(p, c.dev);
     for (const auto& o : c.dev.outputs()) t.guard.enqueue_count(t.s.stream(), o.address, o.bytes, o.element_size, poison);
     unwritten += t.guard.read_and_reset(t.s.stream());
@@ -95,14 +99,17 @@ std::vector<reference::compare_report> check_side(const item_context& c, const w
       rep.numerics_source = verdicts::numerics_source::reused;
       continue;
     }
-    c.dev.download_outputs(c.tensors);
+    c.inputs.complete(c.generated_digest);
+    c.vopt.original_inputs = &c.inputs.pristine();
+    c.dev.download_outputs(c.inputs.tensors());
     auto tv = steady::now();
-    reports = c.op.verify(c.cfg, c.tensors, c.vopt);
+    reports = c.op.verify(c.cfg, c.inputs.tensors(), c.vopt);
     rep.verify_s = seconds_since(tv);
     rep.numerics_source = verdicts::numerics_source::verified;
     t.verified.store(key, reports);
   }
-  rep.check_s = seconds_since(t0);
+  // Host input generation is the inputs' time, not the check's.
+  rep.check_s = seconds_since(t0) - (c.inputs.seconds() - host_inputs_before);
   rep.numerics_detail = describe(reports);
   if (rep.numerics_source == verdicts::numerics_source::reused) rep.numerics_detail += " (reused: same inputs and output digest as a verified launch)";
   if (unwritten > 0) {
@@ -207,6 +214,7 @@ int run_worker(const job& j, std::ostream& out) {
   output_guard guard(ctx);
   sampler s(ctx, tracer, clock, guard);
   verify::output_digest digest(ctx);
+  std::optional<verify::input_generator> generator;   // compiled on the first configuration that needs it
   verify::verified_outputs verified(j.verified_dir);
   const worker_tools tools{s, guard, digest, verified};
   std::map<std::string, bundle::bundle> bundles;
@@ -254,22 +262,25 @@ int run_worker(const job& j, std::ostream& out) {
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
       const auto& op = reference::find_operator(cfg.op);
       const std::uint64_t seed = inputs_seed(j, cfg.id());
-      // Output storage comes with the first download: a reused verification never needs it.
-      auto tensors = reference::make_inputs(op, cfg, seed, false);
-      // Only operators that overwrite an input need a second, pristine host copy.
-      std::vector<reference::host_tensor> pristine_copy;
-      const bool in_place = std::any_of(tensors.begin(), tensors.end(), [](const reference::host_tensor& t) {
-        return t.spec.role == reference::tensor_role::inout;
-      });
-      if (in_place) pristine_copy = tensors;
-      const auto& pristine = in_place ? pristine_copy : tensors;
-      verify::device_tensors dev(ctx, tensors, {ref_plan, port_plan});
+      host_inputs inputs(op, cfg, seed, !j.host_inputs);
+      const std::vector<const bundle::config_plan*> both{ref_plan, port_plan};
+      std::string generated_digest;
+      std::optional<verify::device_tensors> dev_slot;
+      if (inputs.device_fills().empty()) {
+        dev_slot.emplace(ctx, inputs.pristine(), both);
+      } else {
+        if (!generator) generator.emplace(ctx);
+        dev_slot.emplace(ctx, inputs.pristine(), both, verify::generated_inputs{*generator, inputs.device_fills(), seed});
+        generated_digest = digest.of(s.stream(), dev_slot->generated());
+      }
+      const verify::device_tensors& dev = *dev_slot;
       rep.inputs_s = seconds_since(t0);
+      const double host_inputs_at_setup = inputs.seconds();
       reference::verify_options vopt;
       vopt.seed = seed;
       vopt.cache = &cache;
-      vopt.original_inputs = &pristine;
-      const item_context ic{op, cfg, pristine, tensors, dev, vopt, {op.name(), cfg.id(), seed, j.reference_id, ""}};
+      vopt.original_inputs = &inputs.pristine();
+      const item_context ic{op, cfg, inputs, dev, generated_digest, vopt, {op.name(), cfg.id(), seed, j.reference_id, ""}};
       side = "reference " + ref.plan.frontend;
       plan_under_test pref{&get_plan(ref, *ref_plan)};
       auto ref_reports = check_side(ic, tools, pref, rep.ref);
@@ -291,6 +302,8 @@ int run_worker(const job& j, std::ostream& out) {
       auto ts = steady::now();
       s.measure(pref, pport, dev, j.timing, rres, pres);
       rep.sampling_s = seconds_since(ts);
+      // Inputs made on the host for a verification count as the inputs' time.
+      rep.inputs_s += inputs.seconds() - host_inputs_at_setup;
       fill_timing(rres, rep.ref);
       fill_timing(pres, rep.port);
       physical_floor floor;

@@ -218,6 +218,7 @@ class device_runner {
     j.run = run;
     j.seed = m_opt.seed;
     j.vary_inputs = m_opt.vary_inputs;
+    j.host_inputs = m_opt.host_inputs;
     j.verified_dir = m_opt.verified_dir.empty() ? (m_tmp / "verified").string() : m_opt.verified_dir;
     j.reference_id = m_opt.reference_id;
     j.timing = m_opt.timing;

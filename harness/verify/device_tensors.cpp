@@ -2,9 +2,12 @@
 #include "portbench/verify/device_tensors.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <span>
+#include <stdexcept>
 
 #include "portbench/cuda/error.hpp"
+#include "portbench/reference/random.hpp"
 
 namespace portbench::verify {
 
@@ -14,18 +17,51 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
 
 device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                                const std::vector<const bundle::config_plan*>& plans)
+    : device_tensors(std::move(ctx), host, plans, nullptr) {}
+
+device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
+                               const std::vector<const bundle::config_plan*>& plans, const generated_inputs& generated)
+    : device_tensors(std::move(ctx), host, plans, &generated) {}
+
+device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
+                               const std::vector<const bundle::config_plan*>& plans, const generated_inputs* generated)
     : m_ctx(ctx) {
+  std::optional<cuda::stream> fill_stream;
   for (const auto& t : host) {
     const std::size_t bytes = t.spec.storage_bytes();   // outputs may have no host storage yet
     cuda::device_buffer buf(ctx, bytes);
-    // Outputs are poisoned before every launch: uploading them would only cost time.
-    if (t.spec.role != reference::tensor_role::out) buf.upload(t.bytes);
+    const reference::uniform_fill* fill = nullptr;
+    if (generated) {
+      for (const auto& f : generated->fills) {
+        if (f.tensor == t.spec.name) fill = &f;
+      }
+    }
+    if (fill && t.spec.role != reference::tensor_role::out) {
+      if (!fill_stream) fill_stream.emplace(ctx);
+      const bool inout = t.spec.role == reference::tensor_role::inout;
+      const cuda::device_buffer* target = &buf;
+      if (inout) target = &m_pristine.emplace(t.spec.name, cuda::device_buffer(ctx, bytes)).first->second;
+      generated->generator.enqueue(*fill_stream, {target->address(), t.spec.type, t.spec.storage_elements,
+                                                  reference::stream_key(generated->seed, t.spec.name), fill->lo, fill->hi});
+      if (inout && bytes > 0) {
+        PB_CU(ctx->api().cuMemcpyDtoDAsync(buf.address(), target->address(), bytes, fill_stream->native()));
+      }
+      m_generated.push_back({t.spec.name, target->address(), bytes, static_cast<int>(reference::size_of(t.spec.type))});
+    } else if (t.spec.role != reference::tensor_role::out) {
+      // Outputs are poisoned before every launch: uploading them would only cost time.
+      if (t.bytes.size() != bytes) {
+        throw std::invalid_argument("device_tensors: input '" + t.spec.name + "' has " + std::to_string(t.bytes.size()) +
+                                    " host bytes, its spec " + std::to_string(bytes));
+      }
+      buf.upload(t.bytes);
+    }
     m_bindings[t.spec.name] = bundle::tensor_binding{buf.address(), t.spec};
     const output_view view{t.spec.name, buf.address(), bytes, static_cast<int>(reference::size_of(t.spec.type))};
     if (t.spec.role == reference::tensor_role::out) m_outputs.push_back(view);
     if (t.spec.role != reference::tensor_role::in) m_written.push_back(view);
     m_buffers.emplace(t.spec.name, std::move(buf));
   }
+  if (fill_stream) fill_stream->synchronize();
   std::map<std::string, std::uint64_t> scratch_bytes;
   for (const auto* plan : plans) {
     for (const auto& s : plan->scratch) scratch_bytes[s.name] = std::max(scratch_bytes[s.name], s.bytes);
@@ -57,8 +93,16 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
 void device_tensors::poison_outputs(std::uint32_t pattern, const std::vector<reference::host_tensor>& host) const {
   for (const auto& t : host) {
     const auto& buf = m_buffers.at(t.spec.name);
-    if (t.spec.role == reference::tensor_role::out) buf.fill_u32(pattern);
-    else if (t.spec.role == reference::tensor_role::inout) buf.upload(t.bytes);
+    if (t.spec.role == reference::tensor_role::out) {
+      buf.fill_u32(pattern);
+    } else if (t.spec.role == reference::tensor_role::inout) {
+      auto pristine = m_pristine.find(t.spec.name);
+      if (pristine == m_pristine.end()) {
+        buf.upload(t.bytes);
+      } else if (t.spec.storage_bytes() > 0) {
+        PB_CU(m_ctx->api().cuMemcpyDtoD(buf.address(), pristine->second.address(), t.spec.storage_bytes()));
+      }
+    }
   }
 }
 
@@ -75,6 +119,7 @@ void device_tensors::poison_outputs_async(const cuda::stream& s, std::uint32_t p
 
 std::vector<device_tensors::output_view> device_tensors::outputs() const { return m_outputs; }
 std::vector<device_tensors::output_view> device_tensors::written() const { return m_written; }
+std::vector<device_tensors::output_view> device_tensors::generated() const { return m_generated; }
 
 void device_tensors::download_outputs(std::vector<reference::host_tensor>& host) const {
   for (auto& t : host) {

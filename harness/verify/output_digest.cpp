@@ -2,10 +2,13 @@
 #include "portbench/verify/output_digest.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 
 #include "portbench/cuda/error.hpp"
 #include "portbench/cuda/nvrtc.hpp"
+#include "portbench/reference/parallel.hpp"
 #include "portbench/reference/random.hpp"
 
 namespace portbench::verify {
@@ -50,7 +53,49 @@ extern "C" __global__ void portbench_digest(const unsigned char* buf, unsigned l
 }
 )";
 
+// The kernel's mix64 (no increment), for host_digest.
+std::uint64_t digest_mix(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+std::string hex_of(const std::string& name, std::uint64_t a, std::uint64_t b) {
+  char hex[40];
+  std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(a), static_cast<unsigned long long>(b));
+  return name + ":" + hex;
+}
+
 }  // namespace
+
+std::string host_digest(const std::string& name, std::span<const std::byte> bytes) {
+  const std::uint64_t salt = reference::hash_text(name);
+  const auto full = static_cast<std::int64_t>(bytes.size() / 4);
+  std::atomic<std::uint64_t> a{0}, b{0};
+  // Word i of the last, partial word is the tail zero-padded, as in the kernel.
+  reference::parallel_blocks(full + 1, std::int64_t{1} << 20, 0, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+    std::uint64_t sa = 0, sb = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      std::uint64_t w = 0;
+      if (i < full) {
+        std::uint32_t word;
+        std::memcpy(&word, bytes.data() + 4 * i, 4);
+        w = word;
+      } else {
+        if (bytes.size() % 4 == 0) break;
+        for (std::size_t k = 0; k < bytes.size() % 4; ++k) {
+          w |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[4 * static_cast<std::size_t>(full) + k])) << (8 * k);
+        }
+      }
+      const std::uint64_t p = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ULL + salt;
+      sa += digest_mix(p ^ (w << 32 | w));
+      sb += digest_mix((p + 0x632BE59BD9B4E019ULL) ^ (w * 0xD6E8FEB86659FD93ULL));
+    }
+    a += sa;
+    b += sb;
+  });
+  return hex_of(name, a.load(), b.load());
+}
 
 output_digest::output_digest(cuda::context_ptr ctx) : m_ctx(std::move(ctx)), m_sums(m_ctx, 2 * sizeof(std::uint64_t)) {
   int major = m_ctx->info().cc_major, minor = m_ctx->info().cc_minor;
@@ -73,10 +118,7 @@ std::string output_digest::of(const cuda::stream& s, const std::vector<device_te
     s.synchronize();
     std::uint64_t v[2] = {0, 0};
     PB_CU(m_ctx->api().cuMemcpyDtoH(v, sums, sizeof v));
-    char hex[40];
-    std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(v[0]),
-                  static_cast<unsigned long long>(v[1]));
-    out += (out.empty() ? "" : ";") + t.name + ":" + hex;
+    out += (out.empty() ? "" : ";") + hex_of(t.name, v[0], v[1]);
   }
   return out;
 }

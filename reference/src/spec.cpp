@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // tensor_spec helpers, make_inputs and tensor lookup.
+#include <algorithm>
 #include <numeric>
 
 #include "portbench/reference/compare.hpp"
+#include "portbench/reference/random.hpp"
 #include "portbench/reference/spec.hpp"
 
 namespace portbench::reference {
@@ -66,6 +68,27 @@ std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c, s
     if (allocate_outputs || spec.role != tensor_role::out) t.bytes.resize(spec.storage_bytes());
     t.spec = std::move(spec);
     ts.push_back(std::move(t));
+  }
+  for (const auto& f : op.uniform_fills(c)) fill_uniform(find_tensor(ts, f.tensor), seed, f.lo, f.hi);
+  op.fill_inputs(c, seed, ts);
+  return ts;
+}
+
+std::vector<host_tensor> make_undeclared_inputs(const operator_spec& op, const config& c, std::uint64_t seed) {
+  std::vector<std::string> declared;
+  for (auto& f : op.uniform_fills(c)) declared.push_back(std::move(f.tensor));
+  std::vector<host_tensor> ts;
+  for (auto& spec : op.tensors(c)) {
+    host_tensor t;
+    const bool is_declared = std::find(declared.begin(), declared.end(), spec.name) != declared.end();
+    if (spec.role != tensor_role::out && !is_declared) t.bytes.resize(spec.storage_bytes());
+    t.spec = std::move(spec);
+    ts.push_back(std::move(t));
+  }
+  for (const auto& name : declared) {
+    if (find_tensor(ts, name).spec.role == tensor_role::out) {
+      throw spec_error(op.name() + ": uniform fill of output '" + name + "'");
+    }
   }
   op.fill_inputs(c, seed, ts);
   return ts;

@@ -72,12 +72,14 @@ class attention_sink final : public unit_operator {
             dense("sinks", p.type, {p.heads()}, tensor_role::in),
             dense("o", p.type, {p.b, p.sq, p.heads() * p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "q", seed, -1.0, 1.5);
-    fill(ts, "k", seed, -1.0, 1.5);
-    fill(ts, "v", seed, -1.0, 2.0);
-    // Sinks comparable to the logits, so the sink term changes the result visibly.
-    fill(ts, "sinks", seed, 0.0, 3.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"q", -1.0, 1.5},
+      {"k", -1.0, 1.5},
+      {"v", -1.0, 2.0},
+      // Sinks comparable to the logits, so the sink term changes the result visibly.
+      {"sinks", 0.0, 3.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c, m_decode);

@@ -18,11 +18,6 @@ namespace portbench::reference::detail {
   return make_tensor(std::move(name), t, std::move(shape), role);
 }
 
-/// Fills the tensor `name` of `ts` with uniform [lo, hi).
-inline void fill(std::vector<host_tensor>& ts, const std::string& name, std::uint64_t seed, double lo, double hi) {
-  fill_uniform(find_tensor(ts, name), seed, lo, hi);
-}
-
 /// Bytes of `elements` values of `t`.
 [[nodiscard]] inline double bytes_of(dtype t, double elements) {
   return elements * static_cast<double>(size_of(t));

@@ -47,8 +47,10 @@ class dropout final : public operator_spec {
     if (p.inplace) return {dense("x", p.type, {p.m}, tensor_role::inout)};
     return {dense("x", p.type, {p.m}, tensor_role::in), dense("y", p.type, {p.m}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "x", seed, 0.125, 2.0);  // never zero, so 0 in y always means "dropped"
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"x", 0.125, 2.0},  // never zero, so 0 in y always means "dropped"
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -58,10 +58,12 @@ class flash_decode final : public unit_operator {
             dense("v", p.type, {p.b, p.hkv, p.s, p.d}, tensor_role::in),
             dense("o", p.type, {p.b, p.hq, 1, p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "q", seed, -1.0, 1.5);
-    fill(ts, "k", seed, -1.0, 1.5);
-    fill(ts, "v", seed, -1.0, 2.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"q", -1.0, 1.5},
+      {"k", -1.0, 1.5},
+      {"v", -1.0, 2.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

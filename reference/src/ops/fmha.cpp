@@ -59,12 +59,14 @@ class fmha final : public unit_operator {
             dense("v", p.type, {p.b, p.hkv, p.s, p.d}, tensor_role::in),
             dense("o", p.out_type, {p.b, p.h, p.s, p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // q and k with a common positive mean give peaked, position-dependent attention; v's
-    // offset keeps outputs away from zero so a wrong normaliser shows.
-    fill(ts, "q", seed, -1.0, 1.5);
-    fill(ts, "k", seed, -1.0, 1.5);
-    fill(ts, "v", seed, -1.0, 2.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // q and k with a common positive mean give peaked, position-dependent attention; v's
+      // offset keeps outputs away from zero so a wrong normaliser shows.
+      {"q", -1.0, 1.5},
+      {"k", -1.0, 1.5},
+      {"v", -1.0, 2.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -169,22 +169,23 @@ void set_layout(std::int64_t& rs, std::int64_t& cs, std::int64_t rows, std::int6
   }
 }
 
-void gemm_operator::fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const {
+std::vector<uniform_fill> gemm_operator::uniform_fills(const config& c) const {
   const auto probs = problems(c);
   const std::int64_t k = probs.empty() ? 1 : probs.front().k;
-  for (auto& t : ts) {
-    if (t.spec.role == tensor_role::out) continue;
+  std::vector<uniform_fill> fills;
+  for (const auto& t : tensors(c)) {
+    if (t.role == tensor_role::out) continue;
     // Slightly positive mean (0.1 of the range): C has a K-proportional mean and a sqrt(K) spread,
     // so a skipped or repeated K block shifts every element. fp8 (max 448) gets a range that keeps
     // |C| around 10 for any K.
-    double w = 1.0;
-    if (t.spec.type == dtype::f8e4m3 || t.spec.type == dtype::f8e5m2) {
-      w = std::min(1.0, std::sqrt(30.0 / std::sqrt(static_cast<double>(k))));
-      fill_uniform(t, seed, -w, w);
+    if (t.type == dtype::f8e4m3 || t.type == dtype::f8e5m2) {
+      const double w = std::min(1.0, std::sqrt(30.0 / std::sqrt(static_cast<double>(k))));
+      fills.push_back({t.name, -w, w});
     } else {
-      fill_uniform(t, seed, -w, 1.2 * w);
+      fills.push_back({t.name, -1.0, 1.2});
     }
   }
+  return fills;
 }
 
 std::vector<compare_report> gemm_operator::verify(const config& c, const std::vector<host_tensor>& ts) const {

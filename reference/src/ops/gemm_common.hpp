@@ -27,7 +27,7 @@ void set_layout(std::int64_t& rs, std::int64_t& cs, std::int64_t rows, std::int6
 /// An operator made of products. Subclasses give the tensors, the problems and the tolerance.
 class gemm_operator : public operator_spec {
  public:
-  void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const override;
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config& c) const override;
   [[nodiscard]] std::vector<compare_report> verify(const config& c, const std::vector<host_tensor>& ts) const override;
   [[nodiscard]] std::vector<compare_report> verify(const config& c, const std::vector<host_tensor>& ts,
                                                    const verify_options& o) const override;

@@ -58,12 +58,14 @@ class gemma_attention_decode final : public unit_operator {
             dense("v", p.type, {p.b, p.hkv, p.s, p.d}, tensor_role::in),
             dense("o", p.type, {p.b, p.h, 1, p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // Logits around 11 +- 5: large enough that the soft cap (50) bends them visibly (a kernel
-    // that skips it is off by about 0.5 at s = 15), not so large that softmax is one-hot.
-    fill(ts, "q", seed, -4.0, 12.0);
-    fill(ts, "k", seed, -1.0, 1.5);
-    fill(ts, "v", seed, -1.0, 2.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // Logits around 11 +- 5: large enough that the soft cap (50) bends them visibly (a kernel
+      // that skips it is off by about 0.5 at s = 15), not so large that softmax is one-hot.
+      {"q", -4.0, 12.0},
+      {"k", -1.0, 1.5},
+      {"v", -1.0, 2.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -82,11 +82,13 @@ class layer_norm final : public unit_operator {
     }
     return ts;
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // Rows with mean about 1: a kernel that skips the mean subtraction is far off.
-    fill(ts, "x", seed, -1.0, 3.0);
-    fill(ts, "w", seed, 0.5, 1.5);
-    fill(ts, "b", seed, -0.25, 0.75);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // Rows with mean about 1: a kernel that skips the mean subtraction is far off.
+      {"x", -1.0, 3.0},
+      {"w", 0.5, 1.5},
+      {"b", -0.25, 0.75},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c, m_persistent_default);

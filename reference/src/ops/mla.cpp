@@ -64,13 +64,15 @@ class mla final : public unit_operator {
             dense("kpe", p.type, {p.b, p.hpe, p.s, p.dpe}, tensor_role::in),
             dense("o", p.type, {p.b, p.h, p.s, p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "q", seed, -1.0, 1.5);
-    fill(ts, "k", seed, -1.0, 1.5);
-    fill(ts, "v", seed, -1.0, 2.0);
-    // The rope part with a larger spread, so dropping it changes the scores visibly.
-    fill(ts, "qpe", seed, -1.5, 2.5);
-    fill(ts, "kpe", seed, -1.5, 2.5);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"q", -1.0, 1.5},
+      {"k", -1.0, 1.5},
+      {"v", -1.0, 2.0},
+      // The rope part with a larger spread, so dropping it changes the scores visibly.
+      {"qpe", -1.5, 2.5},
+      {"kpe", -1.5, 2.5},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -66,11 +66,13 @@ class mla_decoding final : public unit_operator {
     if (!m_split) ts.push_back(dense("lse", dtype::f32, {p.b, p.h}, tensor_role::out));
     return ts;
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "q", seed, -1.0, 1.5);
-    fill(ts, "qpe", seed, -1.5, 2.5);
-    fill(ts, "kv", seed, -1.0, 1.5);
-    fill(ts, "kpe", seed, -1.5, 2.5);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"q", -1.0, 1.5},
+      {"qpe", -1.5, 2.5},
+      {"kv", -1.0, 1.5},
+      {"kpe", -1.5, 2.5},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c, m_split);

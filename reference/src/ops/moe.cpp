@@ -75,14 +75,15 @@ class moe final : public unit_operator {
             dense("topk_ids", dtype::i32, {p.m, p.topk}, tensor_role::in),
             dense("out", p.type, {p.m, p.h}, tensor_role::out)};
   }
-  void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config& c) const override {
     const params p(c);
     // Weights scaled by 1/sqrt(fan-in) with a small positive mean keep activations O(1) and the
     // output away from zero.
-    fill(ts, "hidden_states", seed, -1.0, 1.5);
     const double s1 = std::sqrt(3.0 / static_cast<double>(p.h)), s2 = std::sqrt(3.0 / static_cast<double>(p.i));
-    fill(ts, "w1", seed, -s1, 1.2 * s1);
-    fill(ts, "w2", seed, -s2, 1.2 * s2);
+    return {{"hidden_states", -1.0, 1.5}, {"w1", -s1, 1.2 * s1}, {"w2", -s2, 1.2 * s2}};
+  }
+  void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
+    const params p(c);
     // Routing: top_k distinct experts per token, positive weights summing to 1.
     host_tensor& ids = find_tensor(ts, "topk_ids");
     host_tensor& rw = find_tensor(ts, "topk_weights");

@@ -52,10 +52,12 @@ class rms_norm final : public unit_operator {
     return {dense("x", p.type, {p.m, p.n}, tensor_role::in), dense("w", p.type, {p.n}, tensor_role::in),
             dense("y", p.type, {p.m, p.n}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // Mean 0.5 keeps rows far from zero rms; w around 1 but not 1, so a dropped weight shows.
-    fill(ts, "x", seed, -1.0, 2.0);
-    fill(ts, "w", seed, 0.5, 1.5);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // Mean 0.5 keeps rows far from zero rms; w around 1 but not 1, so a dropped weight shows.
+      {"x", -1.0, 2.0},
+      {"w", 0.5, 1.5},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -85,10 +85,11 @@ class rope final : public unit_operator {
             dense("cos", p.type, {p.b, p.s, p.rd}, tensor_role::in),
             dense("sin", p.type, {p.b, p.s, p.rd}, tensor_role::in)};
   }
-  void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {{"q", -1.5, 2.5}, {"k", -2.0, 2.5}};
+  }
+  void fill_inputs(const config& c, std::uint64_t, std::vector<host_tensor>& ts) const override {
     const params p(c);
-    fill(ts, "q", seed, -1.5, 2.5);
-    fill(ts, "k", seed, -2.0, 2.5);
     host_tensor& cs = find_tensor(ts, "cos");
     host_tensor& sn = find_tensor(ts, "sin");
     const std::int64_t half = p.rd / 2;

@@ -48,9 +48,11 @@ class silu_and_mul final : public unit_operator {
     return {dense("x", p.type, {p.b, p.s, 2 * p.h}, tensor_role::in),
             dense("y", p.type, {p.b, p.s, p.h}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // Both signs of the gate (silu's curved part) and an up half that is not centred on zero.
-    fill(ts, "x", seed, -3.0, 5.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // Both signs of the gate (silu's curved part) and an up half that is not centred on zero.
+      {"x", -3.0, 5.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -46,10 +46,12 @@ class softmax final : public unit_operator {
     const params p(c);
     return {dense("x", p.type, {p.m, p.n}, tensor_role::in), dense("y", p.type, {p.m, p.n}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // A spread of 8 makes row maxima dominate (errors in max-subtraction or the sum show); the
-    // offset of 2 means exp without max-subtraction would leave fp16 range on long rows.
-    fill(ts, "x", seed, -2.0, 6.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // A spread of 8 makes row maxima dominate (errors in max-subtraction or the sum show); the
+      // offset of 2 means exp without max-subtraction would leave fp16 range on long rows.
+      {"x", -2.0, 6.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -58,10 +58,12 @@ class splitk_reduce final : public unit_operator {
             dense("lse", p.lse_type, {p.b, p.h, p.splits}, tensor_role::in),
             dense("o", p.type, {p.b, p.h, p.d}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // LSEs spread over 6 binades around 10: every split carries weight, none dominates.
-    fill(ts, "partial_o", seed, -1.0, 1.5);
-    fill(ts, "lse", seed, 7.0, 13.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // LSEs spread over 6 binades around 10: every split carries weight, none dominates.
+      {"partial_o", -1.0, 1.5},
+      {"lse", 7.0, 13.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c);

@@ -50,9 +50,11 @@ class swiglu final : public unit_operator {
     return {dense("a", p.type, {p.b, p.s, p.h}, tensor_role::in), dense("b", p.type, {p.b, p.s, p.h}, tensor_role::in),
             dense("c", p.type, {p.b, p.s, p.h}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    fill(ts, "a", seed, -3.0, 5.0);
-    fill(ts, "b", seed, -1.0, 2.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      {"a", -3.0, 5.0},
+      {"b", -1.0, 2.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const auto n = static_cast<double>(params(c).n());

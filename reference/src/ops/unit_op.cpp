@@ -115,13 +115,7 @@ std::vector<compare_report> unit_operator::verify(const config& c, const std::ve
     if (o.original_inputs != nullptr) {
       in = o.original_inputs;
     } else if (o.seed) {
-      for (const auto& t : ts) {
-        host_tensor copy;
-        copy.spec = t.spec;
-        if (t.spec.role != tensor_role::out) copy.bytes.resize(t.spec.storage_bytes());
-        regenerated.push_back(std::move(copy));
-      }
-      fill_inputs(c, *o.seed, regenerated);
+      regenerated = make_inputs(*this, c, *o.seed, false);
       in = &regenerated;
     } else {
       return not_checked(slots, name() + " overwrites its input: verify_options.seed or original_inputs is needed");

@@ -42,10 +42,12 @@ class vector_add final : public unit_operator {
     return {dense("x", t, {n}, tensor_role::in), dense("y", t, {n}, tensor_role::in),
             dense("out", t, {n}, tensor_role::out)};
   }
-  void fill_inputs(const config&, std::uint64_t seed, std::vector<host_tensor>& ts) const override {
-    // Means 0.5 and 0.25: the sum is not centred on zero, so a dropped operand shows.
-    fill(ts, "x", seed, -1.0, 2.0);
-    fill(ts, "y", seed, -0.5, 1.0);
+  [[nodiscard]] std::vector<uniform_fill> uniform_fills(const config&) const override {
+    return {
+      // Means 0.5 and 0.25: the sum is not centred on zero, so a dropped operand shows.
+      {"x", -1.0, 2.0},
+      {"y", -0.5, 1.0},
+    };
   }
   [[nodiscard]] cost_model cost(const config& c) const override {
     const auto n = static_cast<double>(dim(c, "n"));

@@ -81,4 +81,36 @@ TEST(Sweep, VaryInputsVerifiesEveryRun) {
   }
 }
 
+// Inputs generated on the device (the default) and on the host (--host-inputs) are the same
+// bytes: every run of every configuration gives the same output digests and verdicts, and only
+// the host path spends its inputs time generating on every run.
+TEST(Sweep, DeviceGeneratedInputsGiveTheHostsOutputs) {
+  std::string why;
+  if (!portbench::cuda::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+  pt::temp_dir tmp;
+  const auto device = sweep(tmp, "device", {});
+  const auto host = sweep(tmp, "host", {"--host-inputs"});
+  ASSERT_EQ(device.configs.size(), host.configs.size());
+  double device_inputs_s = 0, host_inputs_s = 0;
+  for (std::size_t i = 0; i < device.configs.size(); ++i) {
+    SCOPED_TRACE(device.configs[i].info.id);
+    ASSERT_EQ(device.configs[i].info.id, host.configs[i].info.id);
+    for (auto role : {ps::role::reference, ps::role::port}) {
+      const auto* d = device.configs[i].find(role);
+      const auto* h = host.configs[i].find(role);
+      ASSERT_TRUE(d && h);
+      ASSERT_EQ(d->runs.size(), h->runs.size());
+      for (std::size_t k = 0; k < d->runs.size(); ++k) {
+        EXPECT_EQ(d->runs[k].output_digest, h->runs[k].output_digest) << "run " << k;
+        EXPECT_EQ(d->runs[k].verdicts.numerics, h->runs[k].verdicts.numerics) << "run " << k;
+        if (role == ps::role::reference) {
+          device_inputs_s += d->runs[k].cost.inputs_s;
+          host_inputs_s += h->runs[k].cost.inputs_s;
+        }
+      }
+    }
+  }
+  std::printf("inputs_s over the reference runs: device %.3f s, host %.3f s\n", device_inputs_s, host_inputs_s);
+}
+
 }  // namespace

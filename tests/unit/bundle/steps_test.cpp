@@ -4,7 +4,6 @@
 // types, overlap), the kernel records their execution makes (what the proof check expects), and
 // the harness kernels' source compiled with NVRTC for sm_90 (no GPU needed to compile).
 // Each manifest case starts from a real exported bundle (cuda_cpp vector_add) and edits a copy.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -20,6 +19,7 @@
 #include "portbench/bundle/steps.hpp"
 #include "portbench/cuda/nvrtc.hpp"
 #include "portbench/reference/spec.hpp"
+#include "nvrtc_support.hpp"
 #include "test_support.hpp"
 
 namespace pb = portbench::bundle;
@@ -454,26 +454,9 @@ TEST_F(StepsManifest, ExpectedRecordsAreTheKernelsAndTheHarnessKernelsInOrder) {
 
 // ---- the harness kernels compile ----------------------------------------------------------
 
-// NVRTC loads its builtins library by name: outside the CUDA tree's library path (this CPU
-// machine's .deps), load it first, as the exporters do.
-bool load_nvrtc(std::string& why) {
-  const std::string lib = std::string(PORTBENCH_SOURCE_DIR) + "/.deps/cuda-13.0/nvidia/cu13/lib";
-  if (std::filesystem::exists(lib + "/libnvrtc-builtins.so.13.0")) {
-    (void)::dlopen((lib + "/libnvrtc-builtins.so.13.0").c_str(), RTLD_NOW | RTLD_GLOBAL);
-    ::setenv("PORTBENCH_NVRTC_DIR", lib.c_str(), 0);
-  }
-  try {
-    (void)portbench::cuda::nvrtc_library_version();
-    return true;
-  } catch (const std::exception& e) {
-    why = e.what();
-    return false;
-  }
-}
-
 TEST(StepKernels, EveryElementTypeCompilesAsSourceAndDestinationToOneStructParameter) {
   std::string why;
-  if (!load_nvrtc(why)) GTEST_SKIP() << "no NVRTC: " << why;
+  if (!portbench::testing::load_nvrtc(why)) GTEST_SKIP() << "no NVRTC: " << why;
   const std::vector<pb::element_type> all{pb::element_type::f64, pb::element_type::f32, pb::element_type::f16,
                                           pb::element_type::bf16, pb::element_type::i64, pb::element_type::i32,
                                           pb::element_type::i16, pb::element_type::i8, pb::element_type::u64,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "portbench/reference/random.hpp"
 #include "portbench/reference/tolerance.hpp"
 #include "small_configs.hpp"
 
@@ -75,6 +76,31 @@ TEST_P(contract, inputs_cost_reference_and_corruption) {
   const auto port = pb_test::verify(op, c, ts, 11);
   const auto j = pr::judge_all(port, ref);
   EXPECT_EQ(j.verdict, "FAIL") << j.reason;
+}
+
+// The split the worker uses when it generates the declared fills on the device: the undeclared
+// inputs from the host plus the declared fills applied on their own make exactly make_inputs'
+// bytes, and every declared fill names a distinct input.
+TEST_P(contract, declared_fills_and_the_undeclared_rest_make_the_same_inputs) {
+  const pr::config& c = GetParam();
+  const auto& op = pr::find_operator(c.op);
+  const auto whole = pr::make_inputs(op, c, 21);
+  auto split = pr::make_undeclared_inputs(op, c, 21);
+  ASSERT_EQ(split.size(), whole.size());
+  std::set<std::string> declared;
+  for (const auto& f : op.uniform_fills(c)) {
+    EXPECT_TRUE(declared.insert(f.tensor).second) << f.tensor << " is declared twice";
+    EXPECT_LT(f.lo, f.hi) << f.tensor;
+    auto& t = pr::find_tensor(split, f.tensor);
+    EXPECT_NE(t.spec.role, pr::tensor_role::out) << f.tensor;
+    EXPECT_TRUE(t.bytes.empty()) << f.tensor << " is declared, so the host leaves it to the device";
+    t.bytes.resize(t.spec.storage_bytes());
+    pr::fill_uniform(t, 21, f.lo, f.hi);
+  }
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (whole[i].spec.role == pr::tensor_role::out) continue;
+    EXPECT_EQ(split[i].bytes, whole[i].bytes) << whole[i].spec.name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(all, contract, ::testing::ValuesIn(pb_test::small_configs()), name_of);

@@ -36,6 +36,10 @@ struct job {
   /// output equals the reference front end's) reuse the first verification; true: fresh inputs
   /// per run, each verified.
   bool vary_inputs = false;
+  /// false: the inputs an operator declares as uniform fills are generated on the device (the
+  /// same bytes), and the host makes its copy only when it verifies; true: generated on the host
+  /// and uploaded, the slower path kept for comparison.
+  bool host_inputs = false;
   std::string verified_dir;     ///< folder of verified outputs shared by the sweep's workers ("" = none)
   std::string reference_id;     ///< identity of the reference library in verified-output keys
   timing_options timing;

@@ -26,6 +26,7 @@ struct execute_options {
   std::vector<int> devices{0};         ///< one worker per device at a time
   std::uint64_t seed = 1;              ///< base seed of the inputs
   bool vary_inputs = false;            ///< fresh inputs per run (each verified)
+  bool host_inputs = false;            ///< inputs generated on the host and uploaded (job.hpp)
   /// Verified outputs shared by the sweep's workers; empty: a folder of the sweep's own,
   /// removed at its end. A folder kept between sweeps lets an unchanged output skip its check.
   std::string verified_dir;

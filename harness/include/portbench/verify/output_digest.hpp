@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@
 #include "portbench/verify/device_tensors.hpp"
 
 namespace portbench::verify {
+
+/// The same digest of host bytes ("name:32 hex digits"), computed on the CPU: what the device's
+/// digest of a tensor must equal when the device holds the same bytes.
+[[nodiscard]] std::string host_digest(const std::string& name, std::span<const std::byte> bytes);
 
 class output_digest {
  public:

@@ -115,14 +115,31 @@ struct verify_options {
   const std::vector<host_tensor>* original_inputs = nullptr;
 };
 
+/// A seeded uniform fill of one input, declared rather than coded so that the host and the
+/// device generate the same bytes (random.hpp): element i is lo + (hi - lo) * uniform01(
+/// stream_key(seed, tensor), i), floored for integer dtypes, rounded to nearest even.
+struct uniform_fill {
+  std::string tensor;
+  double lo = 0;
+  double hi = 1;
+};
+
 /// An operator: tensors from a configuration, seeded inputs, fp64 reference and check.
 class operator_spec {
  public:
   virtual ~operator_spec() = default;
   [[nodiscard]] virtual std::string name() const = 0;
   [[nodiscard]] virtual std::vector<tensor_spec> tensors(const config& c) const = 0;
-  /// Fills every input (role in/inout) of `ts` with seeded data; never all zeros.
-  virtual void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const = 0;
+  /// The inputs filled by a declared uniform draw; make_inputs applies them before fill_inputs.
+  [[nodiscard]] virtual std::vector<uniform_fill> uniform_fills(const config& c) const {
+    (void)c;
+    return {};
+  }
+  /// Fills the inputs (role in/inout) of `ts` that uniform_fills does not declare (routing
+  /// tables, rope's angles); together they leave no input unfilled, and none all zeros.
+  virtual void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const {
+    (void)c, (void)seed, (void)ts;
+  }
   /// Checks the outputs in `ts` (filled by a kernel) against the fp64 reference of the inputs.
   [[nodiscard]] virtual std::vector<compare_report> verify(const config& c,
                                                            const std::vector<host_tensor>& ts) const = 0;
@@ -160,6 +177,11 @@ class operator_spec {
 /// may never download them skips allocating and zeroing gigabytes).
 [[nodiscard]] std::vector<host_tensor> make_inputs(const operator_spec& op, const config& c,
                                                    std::uint64_t seed, bool allocate_outputs);
+
+/// Host storage and data only for the inputs uniform_fills does not declare (the rest get a
+/// spec and no bytes): what a caller that generates the declared fills elsewhere must upload.
+[[nodiscard]] std::vector<host_tensor> make_undeclared_inputs(const operator_spec& op, const config& c,
+                                                              std::uint64_t seed);
 
 /// The tensor called `name` in `ts`; throws spec_error if absent.
 [[nodiscard]] const host_tensor& find_tensor(const std::vector<host_tensor>& ts, const std::string& name);
