@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha.
+//!
+//! A `#[cutile::module]` of its own (`portbench_attn`), picked by kernel name
+//! (`super::module_of`). What the kernels rely on (docs/cutile-rust.md, "Attention prefill"):
+//! - Tensors are the reference's (reference/src/ops/fmha.cpp): q, o `[B, H, S, D]`, k, v
+//!   `[B, HKV, S, D]`, all contiguous; every one a shared `&Tensor`, `o` written through a
+//!   full-tensor partition, so no kernel uses the launch-grid partition of a `&mut Tensor`.
+//! - Loads go through zero-padded partition views: the query rows past `S` and the head
+//!   columns past `D` (the tile `BD` is `D` rounded up to a power of two) read as zero, the
+//!   stores through the partition drop them. Key columns past `S` are masked to `-inf` in the
+//!   kernel (never padded by the harness).
+//! - Online softmax in base 2: `s = (q k^T) * qk_scale` with `qk_scale = scale * log2(e)`
+//!   (> 0, the exporter's), so `softmax(q k^T scale) = 2^(s - max s) / sum 2^(s - max s)`.
+//!   The row maximum is taken before the scale (`max(x) * c = max(x * c)` for `c > 0`).
+//!   Every row's first key tile holds key 0, which no mask removes (causal is top-left
+//!   aligned, key j <= query i), so the running maximum is finite from the first tile on.
+//! - Products on the tensor cores in the element type `E` (f16, bf16, f8e5m2) with f32
+//!   accumulation; P is converted to `E` for the second product (as tilegym does).
+//! - Every `if` on a const generic is resolved when the kernel is specialised.
+
+#[cutile::module]
+pub mod portbench_attn {
+    use cutile::core::*;
+
+    /// fmha, one `BM`-row tile of queries of one (batch, head) per tile block: grid
+    /// `[ceil(S / BM), B * H, 1]`. `O = softmax(Q K^T scale [+ causal mask]) V`, GQA through
+    /// `kv head = head / (H / HKV)`. `CAUSAL` = 1: key tiles past the tile's last query are
+    /// never loaded (causal-block skipping), and only the tiles that cross the diagonal or the
+    /// end of the keys are masked. `E` the inputs' element type, `O` the output's.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn fmha<E: ElementType, O: ElementType, const BM: i32, const BN: i32, const BD: i32, const CAUSAL: i32>(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        o: &Tensor<O, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let heads: i32 = get_shape_dim(q.shape(), 1i32);
+        let kv_heads: i32 = get_shape_dim(k.shape(), 1i32);
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let bi: i32 = pid.1 / heads;
+        let hi: i32 = pid.1 % heads;
+        let kvh: i32 = hi / (heads / kv_heads);
+        let row0: i32 = pid.0 * BM;
+
+        // Key tiles [0, mask_start) need no mask: all their keys exist and (causal) precede
+        // every query of this tile. Tiles [mask_start, tiles) are masked; causal stops at the
+        // tile holding the last query's own key.
+        let full_tiles: i32 = s_kv / BN;
+        let mut mask_start: i32 = full_tiles;
+        let mut tiles: i32 = (s_kv + BN - 1i32) / BN;
+        if CAUSAL == 1i32 {
+            mask_start = min(row0 / BN, full_tiles);
+            let last: i32 = min(row0 + BM, s_kv);
+            tiles = (last + BN - 1i32) / BN;
+        }
+
+        let q_p: Partition<E, { [1, 1, BM, BD] }> = q.partition(shape![1, 1, BM, BD]);
+        let qt: Tile<E, { [1, 1, BM, BD] }> = q_p.load([bi, hi, pid.0, 0i32]);
+        let qt: Tile<E, { [BM, BD] }> = qt.reshape(shape![BM, BD]);
+        let k_p: Partition<E, { [1, 1, BN, BD] }> = k.partition(shape![1, 1, BN, BD]);
+        let v_p: Partition<E, { [1, 1, BN, BD] }> = v.partition(shape![1, 1, BN, BD]);
+
+        // Query and key positions of the tile's elements, for the masks.
+        let rows: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let rows: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
+        let rows: Tile<i32, { [BM, BN] }> = (broadcast_scalar(row0, shape![BM, 1]) + rows).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let cols: Tile<i32, { [BM, BN] }> = cols.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let keys_end: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+        let neg_inf: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, shape![BM, BN]);
+        let scale_m: Tile<f32, { [BM, 1] }> = broadcast_scalar(qk_scale, shape![BM, 1]);
+        let scale_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(qk_scale, shape![BM, BN]);
+
+        let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
+        for j in 0i32..tiles {
+            let kt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            if j >= mask_start {
+                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(j * BN, shape![BM, BN]) + cols;
+                let mut keep: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
+                if CAUSAL == 1i32 {
+                    let before: Tile<bool, { [BM, BN] }> = ge_tile(rows, key);
+                    keep = keep & before;
+                }
+                s = select(keep, s, neg_inf);
+            }
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let s_max: Tile<f32, { [BM, 1] }> = s_max.reshape(shape![BM, 1]);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max * scale_m);
+            let p: Tile<f32, { [BM, BN] }> = exp2(s * scale_mn - m_ij.broadcast(shape![BM, BN]), ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ij, ftz::Enabled);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(4i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        // One exact reciprocal per row, then a multiply per element.
+        let one: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
+        let inv: Tile<f32, { [BM, 1] }> = one / l_i;
+        let out: Tile<f32, { [BM, BD] }> = acc * inv.broadcast(shape![BM, BD]);
+        let out: Tile<O, { [BM, BD] }> = convert_tile(out);
+        let out: Tile<O, { [1, 1, BM, BD] }> = out.reshape(shape![1, 1, BM, BD]);
+        let mut o_p: PartitionMut<O, { [1, 1, BM, BD] }> = unsafe { o.partition_full_mut(shape![1, 1, BM, BD]) };
+        unsafe { store_view_tko_mut(&mut o_p, out, [bi, hi, pid.0, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+    }
+}
