@@ -26,6 +26,7 @@ pub const OPERATORS: &[&str] = &[
     "splitk_reduce",
     // Attention prefill: crate::attn.
     "fmha",
+    "attention_sink",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).
@@ -472,7 +473,7 @@ fn view_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
 }
 
 /// [`view_arg`] of a view that starts `offset` elements into the tensor.
-fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
+pub(crate) fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
     KernelArg::View { name: t.name.clone(), offset, shape: t.shape.clone(), strides: t.strides.clone(), partition }
 }
 

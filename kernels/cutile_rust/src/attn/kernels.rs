@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha.
+//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink.
 //!
 //! A `#[cutile::module]` of its own (`portbench_attn`), picked by kernel name
 //! (`super::module_of`). What the kernels rely on (docs/cutile-rust.md, "Attention prefill"):
@@ -116,5 +116,111 @@ pub mod portbench_attn {
         let out: Tile<O, { [1, 1, BM, BD] }> = out.reshape(shape![1, 1, BM, BD]);
         let mut o_p: PartitionMut<O, { [1, 1, BM, BD] }> = unsafe { o.partition_full_mut(shape![1, 1, BM, BD]) };
         unsafe { store_view_tko_mut(&mut o_p, out, [bi, hi, pid.0, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+    }
+    /// attention_sink (GPT-OSS prefill), one `BM`-row tile of queries of one (batch, head) per
+    /// tile block: grid `[ceil(Sq / BM), B * H, 1]`. q and o are `[B, Sq, H, D]` views of the
+    /// reference's `[B, Sq, Hkv, G, D]` and `[B, Sq, H*D]` (head `h = kvh * G + g`), k and v
+    /// `[B, Skv, Hkv, D]`, sinks `[H]`. Query row `i` sits at position `start_q + i` and sees
+    /// keys `j` with `pos - window < j <= pos` and `j < Skv` (`window` >= every position when
+    /// there is no sliding window: the exporter's). Key tiles outside the tile's union of those
+    /// ranges are never loaded; only tiles that cross one of the bounds are masked. The sink
+    /// logit (natural units) starts the running maximum and joins the denominator at the end:
+    /// `o = sum_j 2^(s_j - m) v_j / (sum_j 2^(s_j - m) + 2^(sink log2 e - m))`, `m` the maximum
+    /// of all `s_j` and the sink, so the maximum is finite from the start.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn attention_sink<E: ElementType, const BM: i32, const BN: i32, const BD: i32>(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        sinks: &Tensor<E, { [-1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+        start_q: i32,
+        window: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let sq: i32 = get_shape_dim(q.shape(), 1i32);
+        let heads: i32 = get_shape_dim(q.shape(), 2i32);
+        let s_kv: i32 = get_shape_dim(k.shape(), 1i32);
+        let kv_heads: i32 = get_shape_dim(k.shape(), 2i32);
+        let bi: i32 = pid.1 / heads;
+        let hi: i32 = pid.1 % heads;
+        let kvh: i32 = hi / (heads / kv_heads);
+        let row0: i32 = pid.0 * BM;
+        // Positions of the tile's first and last existing query.
+        let first: i32 = start_q + row0;
+        let last: i32 = start_q + min(row0 + BM, sq) - 1i32;
+        let lo: i32 = max(first - window + 1i32, 0i32);
+        let hi_key: i32 = min(last + 1i32, s_kv);
+        let j_lo: i32 = lo / BN;
+        let j_hi: i32 = (hi_key + BN - 1i32) / BN;
+
+        let q_p: Partition<E, { [1, BM, 1, BD] }> = q.partition(shape![1, BM, 1, BD]);
+        let qt: Tile<E, { [1, BM, 1, BD] }> = q_p.load([bi, pid.0, hi, 0i32]);
+        let qt: Tile<E, { [BM, BD] }> = qt.reshape(shape![BM, BD]);
+        let k_p: Partition<E, { [1, BN, 1, BD] }> = k.partition(shape![1, BN, 1, BD]);
+        let v_p: Partition<E, { [1, BN, 1, BD] }> = v.partition(shape![1, BN, 1, BD]);
+        let s_p: Partition<E, { [1] }> = sinks.partition(shape![1]);
+        let sink: Tile<E, { [1] }> = s_p.load([hi]);
+        let sink: Tile<f32, { [1] }> = convert_tile(sink);
+        let log2e: Tile<f32, { [BM, 1] }> = constant(1.4426950408889634f32, shape![BM, 1]);
+        let sink2: Tile<f32, { [BM, 1] }> = sink.reshape(shape![1, 1]).broadcast(shape![BM, 1]) * log2e;
+
+        let pos: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let pos: Tile<i32, { [BM, 1] }> = broadcast_scalar(first, shape![BM, 1]) + pos.reshape(shape![BM, 1]);
+        let pos: Tile<i32, { [BM, BN] }> = pos.broadcast(shape![BM, BN]);
+        let oldest: Tile<i32, { [BM, BN] }> = pos - broadcast_scalar(window - 1i32, shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let cols: Tile<i32, { [BM, BN] }> = cols.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let keys_end: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+        let neg_inf: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, shape![BM, BN]);
+        let scale_m: Tile<f32, { [BM, 1] }> = broadcast_scalar(qk_scale, shape![BM, 1]);
+        let scale_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(qk_scale, shape![BM, BN]);
+
+        let mut m_i: Tile<f32, { [BM, 1] }> = sink2;
+        let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
+        for j in j_lo..j_hi {
+            let kt: Tile<E, { [1, BN, 1, BD] }> =
+                load_view_tko(&k_p, [bi, j, kvh, 0i32], ordering::Weak, scope::TileBlock, Some(6i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            // No mask where every key of the tile exists, precedes the tile's first query and
+            // lies inside the last query's window.
+            let k0: i32 = j * BN;
+            let crosses: bool = k0 + BN > s_kv || k0 + BN - 1i32 > first || k0 < last - window + 1i32;
+            if crosses {
+                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(k0, shape![BM, BN]) + cols;
+                let exists: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
+                let causal: Tile<bool, { [BM, BN] }> = le_tile(key, pos);
+                let recent: Tile<bool, { [BM, BN] }> = ge_tile(key, oldest);
+                let keep: Tile<bool, { [BM, BN] }> = exists & causal & recent;
+                s = select(keep, s, neg_inf);
+            }
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let s_max: Tile<f32, { [BM, 1] }> = s_max.reshape(shape![BM, 1]);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max * scale_m);
+            let p: Tile<f32, { [BM, BN] }> = exp2(s * scale_mn - m_ij.broadcast(shape![BM, BN]), ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ij, ftz::Enabled);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, BN, 1, BD] }> =
+                load_view_tko(&v_p, [bi, j, kvh, 0i32], ordering::Weak, scope::TileBlock, Some(6i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        let z: Tile<f32, { [BM, 1] }> = l_i + exp2(sink2 - m_i, ftz::Enabled);
+        let one: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
+        let inv: Tile<f32, { [BM, 1] }> = one / z;
+        let out: Tile<f32, { [BM, BD] }> = acc * inv.broadcast(shape![BM, BD]);
+        let out: Tile<E, { [BM, BD] }> = convert_tile(out);
+        let out: Tile<E, { [1, BM, 1, BD] }> = out.reshape(shape![1, BM, 1, BD]);
+        let mut o_p: PartitionMut<E, { [1, BM, 1, BD] }> = unsafe { o.partition_full_mut(shape![1, BM, 1, BD]) };
+        unsafe { store_view_tko_mut(&mut o_p, out, [bi, pid.0, hi, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
     }
 }

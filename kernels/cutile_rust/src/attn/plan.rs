@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! Per-configuration plans of the attention-prefill operators (fmha): kernel, specialisation,
+//! Per-configuration plans of the attention-prefill operators (fmha, attention_sink): kernel, specialisation,
 //! tiles, occupancy and grid from the configuration; and the tuning candidates (`variants`).
 //!
 //! The tensors are the reference's (reference/src/ops/fmha.cpp): q and o `[B, H, S, D]`, k and
@@ -14,12 +14,12 @@ use serde_json::{json, Map, Value};
 use crate::abi::{KernelArg, LitValue, ScalarType};
 use crate::plan::{
     ceil_div, grid_of, param_bool_or, param_f64_or, param_i64, param_int_or, param_str, param_str_or, pow2_ceil,
-    specialization_json, tensor_arg, Candidates, Overrides, Plan, TensorLayout,
+    specialization_json, tensor_arg, view_arg_at, Candidates, Overrides, Plan, TensorLayout,
 };
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["fmha"];
+pub const OPERATORS: &[&str] = &["fmha", "attention_sink"];
 
 /// The largest head-dimension tile: `[BM, BD]` f32 accumulators beyond it do not fit a block.
 pub const MAX_HEAD_TILE: i64 = 256;
@@ -175,6 +175,115 @@ fn plan_fmha(params: &Value, t: AttnTiles) -> Result<Plan> {
     })
 }
 
+/// tilegym 1.5.1's attention_sink: untuned 128x128 at its kernel's occupancy 2 (the default
+/// here); a subset of its 18 sm_90 candidates ({256, 128, 64} x {128, 64} x occupancy 1, 2, 4)
+/// as the variants. Fewer than 64 queries take 64-row tiles first.
+pub fn attention_sink_candidates(queries: i64) -> Vec<AttnTiles> {
+    let mut v = vec![tiles(128, 128, 2), tiles(128, 128, 1), tiles(128, 64, 2), tiles(64, 128, 2), tiles(64, 64, 2), tiles(256, 128, 1)];
+    if queries <= 64 {
+        v.insert(0, tiles(64, 128, 2));
+    }
+    v
+}
+
+fn plan_attention_sink(params: &Value, t: AttnTiles) -> Result<Plan> {
+    for (what, v) in [("BM", t.bm), ("BN", t.bn)] {
+        ensure!((16..=256).contains(&v) && v & (v - 1) == 0, "tile {what} = {v} must be a power of two in 16..=256");
+    }
+    ensure!((1..=32).contains(&t.occupancy), "occupancy must be 1..=32, got {}", t.occupancy);
+    let b = param_i64(params, "batch")?;
+    let sq = param_i64(params, "num_queries")?;
+    let skv = param_i64(params, "num_keys")?;
+    let hkv = param_i64(params, "num_kv_heads")?;
+    let g = param_i64(params, "num_kv_groups")?;
+    let d = param_i64(params, "head_dim")?;
+    let start_q = param_int_or(params, "start_q", 0)?;
+    ensure!(start_q >= 0, "start_q must be >= 0, got {start_q}");
+    let window = param_int_or(params, "sliding_window", 0)?;
+    ensure!(window >= 0, "sliding_window must be >= 0 (0 or null: none), got {window}");
+    let dtype = param_str(params, "dtype")?;
+    let (elem, bytes) = match dtype {
+        "float16" => ("f16", 2),
+        "bfloat16" => ("bf16", 2),
+        other => bail!("unsupported dtype {other:?} (float16, bfloat16)"),
+    };
+    let scale = param_f64_or(params, "sm_scale", 1.0 / (d as f64).sqrt())?;
+    ensure!(scale > 0.0 && scale.is_finite(), "sm_scale = {scale}: the kernel needs a positive finite scale");
+    ensure!(d <= MAX_HEAD_TILE, "head_dim = {d} exceeds {MAX_HEAD_TILE} (the [rows, head_dim] f32 accumulator of a query tile would not fit a block)");
+    let h = hkv * g;
+    let q_elems = b * sq * h * d;
+    ensure!(q_elems <= i32::MAX as i64, "q has {q_elems} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+    ensure!(b * skv * hkv * d <= i32::MAX as i64, "k has more than 2^31-1 elements (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+    // No window: a window past every position (pos - w + 1 <= 0 for all), the same key ranges.
+    let w = if window > 0 { window } else { start_q + sq };
+    ensure!(start_q + sq + w < i32::MAX as i64, "start_q + num_queries + window overflow the kernel's i32 positions");
+    let bd = pow2_ceil(d).max(16);
+    // q [B, Sq, Hkv, G, D] and o [B, Sq, H*D] seen as [B, Sq, H, D] (head h = kvh * G + g).
+    let view = |name: &str| TensorLayout::strided(name, &[b, sq, h, d], &[sq * h * d, h * d, d, 1], bytes);
+    let tensors = vec![
+        view("q"),
+        TensorLayout::contiguous("k", &[b, skv, hkv, d], bytes),
+        TensorLayout::contiguous("v", &[b, skv, hkv, d], bytes),
+        TensorLayout::contiguous("sinks", &[h], bytes),
+        view("o"),
+    ];
+    let qk_scale = scale * std::f64::consts::LOG2_E;
+    let mut args: Vec<KernelArg> = vec![
+        view_arg_at(&tensors[0], 0, None),
+        tensor_arg(&tensors[1], None),
+        tensor_arg(&tensors[2], None),
+        tensor_arg(&tensors[3], None),
+        view_arg_at(&tensors[4], 0, None),
+    ];
+    args.push(KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale as f32 as f64) });
+    args.push(KernelArg::Scalar { name: "start_q".into(), ty: ScalarType::I32, value: LitValue::Int(start_q) });
+    args.push(KernelArg::Scalar { name: "window".into(), ty: ScalarType::I32, value: LitValue::Int(w) });
+    // Key tiles the grid loads: per query tile, from the first query's window start to the
+    // last query's own key.
+    let loaded: i64 = (0..ceil_div(sq, t.bm))
+        .map(|i| {
+            let first = start_q + i * t.bm;
+            let last = start_q + ((i + 1) * t.bm).min(sq) - 1;
+            let lo = (first - w + 1).max(0) / t.bn;
+            let hi = ceil_div((last + 1).min(skv), t.bn);
+            (hi - lo).max(0)
+        })
+        .sum();
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("attention_sink"));
+    tuning.insert("tile_m".into(), json!(t.bm));
+    tuning.insert("tile_n".into(), json!(t.bn));
+    tuning.insert("tile_d".into(), json!(bd));
+    tuning.insert("occupancy".into(), json!(t.occupancy));
+    tuning.insert("num_ctas".into(), json!(1));
+    tuning.insert("query_group_size".into(), json!(g));
+    tuning.insert("qk_scale".into(), json!(qk_scale as f32 as f64));
+    tuning.insert("window".into(), if window > 0 { json!(window) } else { json!(format!("none (passed as {w}, past every position)")) });
+    tuning.insert("start_q".into(), json!(start_q));
+    tuning.insert("softmax".into(), json!("online, base 2 (exp2 with flush to zero), running max started at the sink logit, sink added to the denominator, one exact reciprocal per row"));
+    tuning.insert("layout".into(), json!("q [B, Sq, Hkv, G, D] and o [B, Sq, H*D] read and written in place as [B, Sq, H, D] views (no transposes)"));
+    tuning.insert("mma_operands".into(), json!(elem));
+    tuning.insert("accumulator".into(), json!("f32"));
+    tuning.insert("load_latency".into(), json!({"k": 6, "v": 6}));
+    tuning.insert("masking".into(), json!("causal from start_q and the sliding window: key tiles outside each query tile's key range skipped; tiles crossing the diagonal, the window start or the end of the keys masked in the kernel"));
+    tuning.insert("key_tiles_loaded".into(), json!(loaded * b * h));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "attention_sink",
+        elem,
+        generics: vec![elem.to_string(), t.bm.to_string(), t.bn.to_string(), bd.to_string()],
+        tensors,
+        args,
+        grid: grid_of(&[sq, b * h], &[t.bm, 1])?,
+        stem: format!("attention_sink_{elem}_m{}n{}d{bd}_o{}", t.bm, t.bn, t.occupancy),
+        variant: t.name(),
+        occupancy: Some(t.occupancy),
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tuning,
+    })
+}
+
 /// The default plan of a configuration of one of [`OPERATORS`]; `Ok(None)` for other operators.
 pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("at least the default")))
@@ -190,10 +299,13 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result
         o == Overrides::default(),
         "{op} takes no suite tuning overrides (block_rows, tile, ...): its tile choices are the manifest's variants"
     );
-    let all = fmha_candidates();
-    let mut plans = vec![plan_fmha(params, all[0])?];
+    let (all, plan_of): (Vec<AttnTiles>, fn(&Value, AttnTiles) -> Result<Plan>) = match op {
+        "fmha" => (fmha_candidates(), plan_fmha),
+        _ => (attention_sink_candidates(param_i64(params, "num_queries")?), plan_attention_sink),
+    };
+    let mut plans = vec![plan_of(params, all[0])?];
     for alt in &all[1..] {
-        if let Ok(p) = plan_fmha(params, *alt) {
+        if let Ok(p) = plan_of(params, *alt) {
             if plans.iter().all(|q| q.variant != p.variant) {
                 plans.push(p);
             }
@@ -249,6 +361,41 @@ mod tests {
         let c = json!({"batch": 1, "heads": 2, "seq_len": 64, "head_dim": 16, "dtype": "bfloat16", "sm_scale": 0.5});
         let p = default_plan(&c);
         assert_eq!((p.generics[4].as_str(), p.tuning["qk_scale"].clone()), ("16", json!((0.5 * std::f64::consts::LOG2_E) as f32 as f64)));
+    }
+
+    #[test]
+    fn attention_sink_views_windows_and_skipping() {
+        let c = json!({"batch": 1, "num_queries": 10820, "num_keys": 10820, "num_kv_heads": 8, "num_kv_groups": 8, "head_dim": 64,
+                       "sliding_window": 128, "dtype": "bfloat16", "start_q": 0});
+        let p = plan("attention_sink", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        assert_eq!((p.generics.clone(), p.grid, p.variant.as_str()), (vec!["bf16".to_string(), "128".into(), "128".into(), "64".into()], [85, 64, 1], "m128n128_o2"));
+        // q [1, 10820, 8, 8, 64] seen as [1, 10820, 64, 64]: a view, extents and strides literal.
+        let e = entry_params(&p.args);
+        assert_eq!(e.len(), 9 + 9 + 9 + 3 + 9 + 3);
+        assert_eq!(e[1].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1) });
+        assert_eq!(e[6].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(64 * 64) });
+        assert_eq!(e[27].param, Param::Ptr { tensor: "sinks".into() });
+        assert_eq!(e[30].param, Param::Ptr { tensor: "o".into() });
+        assert_eq!(e[41].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(128) });
+        // Window 128: query tile i (rows 128 i ..) loads key tiles (128 i - 127) / 128 ..= i,
+        // two each but the first: 1 + 2 * 84 per head.
+        assert_eq!(p.tuning["key_tiles_loaded"], json!((1 + 2 * 84) * 64));
+        // No window: passed as start_q + num_queries; causal from start_q.
+        let mut c = c;
+        c["sliding_window"] = Value::Null;
+        c["num_queries"] = json!(128);
+        c["num_keys"] = json!(2048);
+        c["start_q"] = json!(1000);
+        let p = plan("attention_sink", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        assert_eq!(entry_params(&p.args)[41].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1128) });
+        // Positions 1000..1127 see keys 0..=pos: key tiles 0 ..= 8.
+        assert_eq!(p.tuning["key_tiles_loaded"], json!(9 * 64));
+        // One query: 64-row tiles.
+        c["num_queries"] = json!(1);
+        let p = plan("attention_sink", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        assert_eq!((p.variant.as_str(), p.grid), ("m64n128_o2", [1, 64, 1]));
+        c["dtype"] = json!("float8_e5m2");
+        assert_eq!(plan("attention_sink", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string(), "unsupported dtype \"float8_e5m2\" (float16, bfloat16)");
     }
 
     #[test]
