@@ -84,18 +84,51 @@ fn packed(params: &[Value]) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Every cubin of a bundle: its hash, an sm_90 Tile IR ELF (`cuobjdump -elf`), `entry` an entry
+/// symbol (`cuobjdump -symbols`), and its parameter table equal to the parameters of every launch
+/// that uses it, packed at natural alignment; then `portbench inspect` accepts the bundle.
+fn check_cubins(dir: &Path, m: &Value, entry: &str, configs: usize) {
+    for c in m["cubins"].as_array().unwrap() {
+        let file = dir.join(c["file"].as_str().unwrap());
+        assert_eq!(c["sha256"].as_str().unwrap(), sha256_hex(&std::fs::read(&file).unwrap()));
+        let elf = run(Command::new(cuobjdump()).arg("-elf").arg(&file));
+        let header = elf.lines().find(|l| l.contains("64-bit ELF")).unwrap();
+        assert!(header.contains("sm=90"), "{}: {header}", file.display());
+        assert!(elf.contains("CUDA Virtual SM: sm_90") && elf.contains("TILEIR"), "{}", file.display());
+        let symbols = run(Command::new(cuobjdump()).arg("-symbols").arg(&file));
+        assert!(symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with(entry)), "{symbols}");
+        let users: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|x| &x["launches"][0]).filter(|l| l["cubin"] == c["file"]).collect();
+        assert!(!users.is_empty(), "{}: no launch uses it", file.display());
+        for l in users {
+            assert_eq!(kparams(&elf, entry), packed(l["params"].as_array().unwrap()), "{}", file.display());
+        }
+    }
+    let text = run(Command::new(portbench()).arg("inspect").arg(dir));
+    assert!(text.contains(&format!("check     OK: {configs} launches in {configs} configs")), "{text}");
+}
+
+/// The exporter on `suite` (chosen plans only): its stdout and stderr.
+fn export(suite: &Path, out: &Path) -> String {
+    run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export")).arg("--suite").arg(suite).arg("--out").arg(out).arg("--chosen-only"))
+}
+
+/// The manifest's `unsupported[]` as skip lines.
+fn unsupported_lines(op: &str, m: &Value) -> Vec<String> {
+    m["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| format!("skip: cutile_rust: {}: {}", config_id(op, &u["params"]), u["reason"].as_str().unwrap()))
+        .collect()
+}
+
 #[test]
 fn exports_fmha_with_reasons_for_the_rest() {
     let suite_path = repo().join("kernels/cutile_rust/tests/data/fmha.json");
     let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
     let out = std::env::temp_dir().join(format!("portbench-fmha-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let o = run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export"))
-        .arg("--suite")
-        .arg(&suite_path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--chosen-only"));
+    let o = export(&suite_path, &out);
 
     let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
     let want = [
@@ -113,13 +146,8 @@ fn exports_fmha_with_reasons_for_the_rest() {
     let all: Vec<&Value> = suite["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
     let got: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
     assert_eq!(got, all[..5].to_vec());
-    let unsupported: Vec<String> = m["unsupported"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| format!("skip: cutile_rust: {}: {}", config_id("fmha", &u["params"]), u["reason"].as_str().unwrap()))
-        .collect();
-    assert_eq!(unsupported, want);
+    assert_eq!(unsupported_lines("fmha", &m), want);
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 5, "one specialisation per configuration here");
 
     // Plans: grid [ceil(S / BM), B * H], the reference's tensors, GQA's k/v of kv_heads heads.
     let cfg = |i: usize| &m["configs"][i];
@@ -149,25 +177,51 @@ fn exports_fmha_with_reasons_for_the_rest() {
     assert_eq!(cfg(4)["tuning"]["tile_d"], json!(128));
     assert_eq!(cfg(3)["tuning"]["mma_operands"], json!("f8e5m2"));
 
-    // Every cubin: hash, an sm_90 Tile IR ELF, the entry symbol, the parameter table.
-    let cubins = m["cubins"].as_array().unwrap();
-    assert_eq!(cubins.len(), 5, "one specialisation per configuration here");
-    for c in cubins {
-        let file = dir.join(c["file"].as_str().unwrap());
-        assert_eq!(c["sha256"].as_str().unwrap(), sha256_hex(&std::fs::read(&file).unwrap()));
-        let elf = run(Command::new(cuobjdump()).arg("-elf").arg(&file));
-        let header = elf.lines().find(|l| l.contains("64-bit ELF")).unwrap();
-        assert!(header.contains("sm=90"), "{}: {header}", file.display());
-        assert!(elf.contains("CUDA Virtual SM: sm_90") && elf.contains("TILEIR"), "{}", file.display());
-        let symbols = run(Command::new(cuobjdump()).arg("-symbols").arg(&file));
-        assert!(symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with("fmha_entry")), "{symbols}");
-        let users: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|x| &x["launches"][0]).filter(|l| l["cubin"] == c["file"]).collect();
-        assert!(!users.is_empty());
-        for l in users {
-            assert_eq!(kparams(&elf, "fmha_entry"), packed(l["params"].as_array().unwrap()), "{}", file.display());
-        }
+    check_cubins(&dir, &m, "fmha_entry", 5);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn exports_attention_sink_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/attention_sink.json");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("portbench-sink-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = export(&suite_path, &out);
+    let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: attention_sink/batch=1,dtype=float32,head_dim=64,num_keys=64,num_kv_groups=2,num_kv_heads=2,num_queries=64,sliding_window=None,start_q=0: unsupported dtype \"float32\" (float16, bfloat16)",
+        "skip: cutile_rust: attention_sink/batch=1,dtype=bfloat16,head_dim=64,num_keys=64,num_kv_groups=2,num_kv_heads=2,num_queries=64,sliding_window=-4,start_q=0: sliding_window must be >= 0 (0 or null: none), got -4",
+    ];
+    assert_eq!(skips, want, "{o}");
+    let dir = out.join("attention_sink");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(unsupported_lines("attention_sink", &m), want);
+    let all: Vec<&Value> = suite["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
+    let got: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
+    assert_eq!(got, all[..3].to_vec());
+    let cfg = |i: usize| &m["configs"][i];
+    let launch = |i: usize| &cfg(i)["launches"][0];
+    // Grid [ceil(Sq / BM), B * H]; one query takes a 64-row tile.
+    assert_eq!((launch(0)["grid"].clone(), launch(1)["grid"].clone(), launch(2)["grid"].clone()), (json!([2, 4, 1]), json!([2, 16, 1]), json!([1, 4, 1])));
+    assert_eq!(cfg(2)["tuning"]["tile_m"], json!(64));
+    for i in 0..3 {
+        let p = launch(i)["params"].as_array().unwrap();
+        assert_eq!(p.len(), 42);
+        let tensors: Vec<&str> = [0, 9, 18, 27, 30].iter().map(|&k| p[k]["tensor"].as_str().unwrap()).collect();
+        assert_eq!(tensors, ["q", "k", "v", "sinks", "o"]);
+        // q and o are [B, Sq, H, D] views: extents and strides are literals.
+        assert_eq!((p[1]["kind"].as_str(), p[31]["kind"].as_str(), p[10]["kind"].as_str()), (Some("literal"), Some("literal"), Some("extent")));
     }
-    let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
-    assert!(text.contains("check     OK: 5 launches in 5 configs"), "{text}");
+    let lit = |i: usize, k: usize| launch(i)["params"][k]["value"].as_i64().unwrap();
+    // start_q and the window: none is passed as start_q + num_queries.
+    assert_eq!((lit(0, 40), lit(0, 41)), (100, 300));
+    assert_eq!((lit(1, 40), lit(1, 41)), (0, 32));
+    assert_eq!((lit(2, 40), lit(2, 41)), (1000, 1001));
+    // H = 8 heads of 128 in config 1: o's view row stride H*D, head stride D.
+    assert_eq!((lit(1, 36), lit(1, 37)), (8 * 128, 128));
+    // Window 32, tiles 128: query tile 0 loads key tile 0, tile 1 (rows 128..) key tile 0 and 1.
+    assert_eq!(cfg(1)["tuning"]["key_tiles_loaded"], json!(3 * 16));
+    check_cubins(&dir, &m, "attention_sink_entry", 3);
     let _ = std::fs::remove_dir_all(&out);
 }
