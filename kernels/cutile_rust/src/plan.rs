@@ -27,6 +27,7 @@ pub const OPERATORS: &[&str] = &[
     // Attention prefill: crate::attn.
     "fmha",
     "attention_sink",
+    "gemma_attention",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

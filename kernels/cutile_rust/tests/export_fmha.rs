@@ -225,3 +225,32 @@ fn exports_attention_sink_with_reasons_for_the_rest() {
     check_cubins(&dir, &m, "attention_sink_entry", 3);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn exports_gemma_attention_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/gemma_attention.json");
+    let out = std::env::temp_dir().join(format!("portbench-gemma-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = export(&suite_path, &out);
+    let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: gemma_attention/batch=1,dtype=float8_e5m2,head_dim=64,heads=2,is_causal=true,seq_len=64,soft_cap=30,window=16: unsupported dtype \"float8_e5m2\" (float16, bfloat16)",
+        "skip: cutile_rust: gemma_attention/batch=1,dtype=bfloat16,head_dim=64,heads=2,is_causal=true,seq_len=64,soft_cap=-1,window=16: soft_cap = -1: must be >= 0 (0: none) and finite",
+    ];
+    assert_eq!(skips, want, "{o}");
+    let dir = out.join("gemma_attention");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(unsupported_lines("gemma_attention", &m), want);
+    assert_eq!(m["configs"].as_array().unwrap().len(), 2);
+    let cfg = |i: usize| &m["configs"][i];
+    let launch = |i: usize| &cfg(i)["launches"][0];
+    assert_eq!((launch(0)["grid"].clone(), launch(1)["grid"].clone()), (json!([3, 4, 1]), json!([1, 2, 1])));
+    let p = |i: usize, k: usize| launch(i)["params"][k]["value"].as_f64().unwrap();
+    // Soft cap 50: scores (50 log2 e) tanh(q.k / (sqrt(128) 50)); none: q.k log2 e / sqrt(64).
+    assert_eq!(((p(0, 36) as f32), (p(0, 37) as f32), p(0, 38)), (((1.0 / 128f64.sqrt()) / 50.0) as f32, (50.0 * std::f64::consts::LOG2_E) as f32, 64.0));
+    assert_eq!(((p(1, 36) as f32), p(1, 37), p(1, 38)), ((0.125 * std::f64::consts::LOG2_E) as f32, 0.0, 77.0));
+    // Window 64, causal, tiles 128: query tile i loads key tiles max(128 i - 64, 0) / 128 ..= i.
+    assert_eq!(cfg(0)["tuning"]["key_tiles_loaded"], json!((1 + 2 + 2) * 4));
+    check_cubins(&dir, &m, "gemma_attention_entry", 2);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink.
+//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink, gemma_attention.
 //!
 //! A `#[cutile::module]` of its own (`portbench_attn`), picked by kernel name
 //! (`super::module_of`). What the kernels rely on (docs/cutile-rust.md, "Attention prefill"):
@@ -222,5 +222,117 @@ pub mod portbench_attn {
         let out: Tile<E, { [1, BM, 1, BD] }> = out.reshape(shape![1, BM, 1, BD]);
         let mut o_p: PartitionMut<E, { [1, BM, 1, BD] }> = unsafe { o.partition_full_mut(shape![1, BM, 1, BD]) };
         unsafe { store_view_tko_mut(&mut o_p, out, [bi, pid.0, hi, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+    }
+    /// gemma_attention, one `BM`-row tile of queries of one (batch, head) per tile block: grid
+    /// `[ceil(S / BM), B * H, 1]`, tensors as fmha's (`[B, H, S, D]`, k and v `[B, HKV, S, D]`).
+    /// Scores are soft-capped before the masks: `s = cap tanh(q.k scale / cap)`, in base 2
+    /// `cap2 tanh(q.k qk_scale)` with `cap2 = cap log2 e`, `qk_scale = scale / cap` (`CAP` = 1;
+    /// `CAP` = 0: no cap, `s = q.k qk_scale` with `qk_scale = scale log2 e`). Query `i` sees keys
+    /// `i - window <= j <= i + window` (`window` >= S when there is none: the exporter's), and
+    /// `j <= i` with `CAUSAL`. Key tiles outside the tile's union of those ranges are never
+    /// loaded; tiles crossing a bound are masked. A row whose keys so far are all masked keeps a
+    /// running maximum of -inf: its exponentials are taken against 0 instead (they are all 0).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn gemma_attention<E: ElementType, const BM: i32, const BN: i32, const BD: i32, const CAUSAL: i32, const CAP: i32>(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+        cap2: f32,
+        window: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let heads: i32 = get_shape_dim(q.shape(), 1i32);
+        let kv_heads: i32 = get_shape_dim(k.shape(), 1i32);
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let bi: i32 = pid.1 / heads;
+        let hi: i32 = pid.1 % heads;
+        let kvh: i32 = hi / (heads / kv_heads);
+        let row0: i32 = pid.0 * BM;
+        let last: i32 = min(row0 + BM, s_kv) - 1i32;
+        let lo: i32 = max(row0 - window, 0i32);
+        let mut hi_key: i32 = min(last + window + 1i32, s_kv);
+        if CAUSAL == 1i32 {
+            hi_key = min(hi_key, last + 1i32);
+        }
+        let j_lo: i32 = lo / BN;
+        let j_hi: i32 = (hi_key + BN - 1i32) / BN;
+
+        let q_p: Partition<E, { [1, 1, BM, BD] }> = q.partition(shape![1, 1, BM, BD]);
+        let qt: Tile<E, { [1, 1, BM, BD] }> = q_p.load([bi, hi, pid.0, 0i32]);
+        let qt: Tile<E, { [BM, BD] }> = qt.reshape(shape![BM, BD]);
+        let k_p: Partition<E, { [1, 1, BN, BD] }> = k.partition(shape![1, 1, BN, BD]);
+        let v_p: Partition<E, { [1, 1, BN, BD] }> = v.partition(shape![1, 1, BN, BD]);
+
+        let rows: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let rows: Tile<i32, { [BM, 1] }> = broadcast_scalar(row0, shape![BM, 1]) + rows.reshape(shape![BM, 1]);
+        let rows: Tile<i32, { [BM, BN] }> = rows.broadcast(shape![BM, BN]);
+        let w: Tile<i32, { [BM, BN] }> = window.broadcast(shape![BM, BN]);
+        let oldest: Tile<i32, { [BM, BN] }> = rows - w;
+        let newest: Tile<i32, { [BM, BN] }> = rows + w;
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let cols: Tile<i32, { [BM, BN] }> = cols.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let keys_end: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+        let neg_inf: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, shape![BM, BN]);
+        let neg_inf_m: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        let zero_m: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        let scale_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(qk_scale, shape![BM, BN]);
+        let cap_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(cap2, shape![BM, BN]);
+
+        let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
+        for j in j_lo..j_hi {
+            let kt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            s = s * scale_mn;
+            if CAP == 1i32 {
+                s = cap_mn * tanh(s);
+            }
+            let k0: i32 = j * BN;
+            let mut crosses: bool = k0 + BN > s_kv || k0 < last - window || k0 + BN - 1i32 > row0 + window;
+            if CAUSAL == 1i32 {
+                crosses = crosses || k0 + BN - 1i32 > row0;
+            }
+            if crosses {
+                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(k0, shape![BM, BN]) + cols;
+                let exists: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
+                let recent: Tile<bool, { [BM, BN] }> = ge_tile(key, oldest);
+                let near: Tile<bool, { [BM, BN] }> = le_tile(key, newest);
+                let mut keep: Tile<bool, { [BM, BN] }> = exists & recent & near;
+                if CAUSAL == 1i32 {
+                    let causal: Tile<bool, { [BM, BN] }> = le_tile(key, rows);
+                    keep = keep & causal;
+                }
+                s = select(keep, s, neg_inf);
+            }
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max.reshape(shape![BM, 1]));
+            let none: Tile<bool, { [BM, 1] }> = eq_tile(m_ij, neg_inf_m);
+            let m_ref: Tile<f32, { [BM, 1] }> = select(none, zero_m, m_ij);
+            let p: Tile<f32, { [BM, BN] }> = exp2(s - m_ref.broadcast(shape![BM, BN]), ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ref, ftz::Enabled);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(4i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        let one: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
+        let inv: Tile<f32, { [BM, 1] }> = one / l_i;
+        let out: Tile<f32, { [BM, BD] }> = acc * inv.broadcast(shape![BM, BD]);
+        let out: Tile<E, { [BM, BD] }> = convert_tile(out);
+        let out: Tile<E, { [1, 1, BM, BD] }> = out.reshape(shape![1, 1, BM, BD]);
+        let mut o_p: PartitionMut<E, { [1, 1, BM, BD] }> = unsafe { o.partition_full_mut(shape![1, 1, BM, BD]) };
+        unsafe { store_view_tko_mut(&mut o_p, out, [bi, hi, pid.0, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
     }
 }

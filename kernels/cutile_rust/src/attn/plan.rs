@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! Per-configuration plans of the attention-prefill operators (fmha, attention_sink): kernel, specialisation,
+//! Per-configuration plans of the attention-prefill operators (fmha, attention_sink, gemma_attention): kernel, specialisation,
 //! tiles, occupancy and grid from the configuration; and the tuning candidates (`variants`).
 //!
 //! The tensors are the reference's (reference/src/ops/fmha.cpp): q and o `[B, H, S, D]`, k and
@@ -19,7 +19,7 @@ use crate::plan::{
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["fmha", "attention_sink"];
+pub const OPERATORS: &[&str] = &["fmha", "attention_sink", "gemma_attention"];
 
 /// The largest head-dimension tile: `[BM, BD]` f32 accumulators beyond it do not fit a block.
 pub const MAX_HEAD_TILE: i64 = 256;
@@ -284,6 +284,105 @@ fn plan_attention_sink(params: &Value, t: AttnTiles) -> Result<Plan> {
     })
 }
 
+/// tilegym 1.5.1's gemma_attention candidates on sm_90 for head_dim <= 128 (its first, 128x128
+/// at occupancy 2, is its untuned default); wider heads put its small tiles first, as it does.
+pub fn gemma_candidates(head_dim: i64) -> Vec<AttnTiles> {
+    let large = [tiles(128, 128, 2), tiles(256, 128, 1)];
+    let small = [tiles(64, 32, 2), tiles(64, 64, 2)];
+    if head_dim > 128 {
+        small.into_iter().chain(large).collect()
+    } else {
+        large.into_iter().chain(small).collect()
+    }
+}
+
+fn plan_gemma_attention(params: &Value, t: AttnTiles) -> Result<Plan> {
+    for (what, v) in [("BM", t.bm), ("BN", t.bn)] {
+        ensure!((16..=256).contains(&v) && v & (v - 1) == 0, "tile {what} = {v} must be a power of two in 16..=256");
+    }
+    ensure!((1..=32).contains(&t.occupancy), "occupancy must be 1..=32, got {}", t.occupancy);
+    let (b, h, s, d) = (param_i64(params, "batch")?, param_i64(params, "heads")?, param_i64(params, "seq_len")?, param_i64(params, "head_dim")?);
+    let hkv = param_int_or(params, "kv_heads", h)?;
+    ensure!(hkv > 0 && h % hkv == 0, "heads = {h} is not a multiple of kv_heads = {hkv}");
+    let dtype = param_str(params, "dtype")?;
+    let (elem, bytes) = match dtype {
+        "float16" => ("f16", 2),
+        "bfloat16" => ("bf16", 2),
+        other => bail!("unsupported dtype {other:?} (float16, bfloat16)"),
+    };
+    let causal = param_bool_or(params, "is_causal", true)?;
+    let window = param_int_or(params, "window", 0)?;
+    ensure!(window >= 0, "window must be >= 0 (0: none), got {window}");
+    let cap = param_f64_or(params, "soft_cap", 0.0)?;
+    ensure!(cap >= 0.0 && cap.is_finite(), "soft_cap = {cap}: must be >= 0 (0: none) and finite");
+    let scale = param_f64_or(params, "scaling", 1.0 / (d as f64).sqrt())?;
+    ensure!(scale.is_finite(), "scaling = {scale} is not finite");
+    ensure!(d <= MAX_HEAD_TILE, "head_dim = {d} exceeds {MAX_HEAD_TILE} (the [rows, head_dim] f32 accumulator of a query tile would not fit a block)");
+    let q_elems = b * h * s * d;
+    ensure!(q_elems <= i32::MAX as i64, "q [{b}, {h}, {s}, {d}] has {q_elems} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+    // No window: one of S reaches every key (i - S < 0, i + S >= S).
+    let w = if window > 0 { window.min(s) } else { s };
+    let bd = pow2_ceil(d).max(16);
+    let tensors = vec![
+        TensorLayout::contiguous("q", &[b, h, s, d], bytes),
+        TensorLayout::contiguous("k", &[b, hkv, s, d], bytes),
+        TensorLayout::contiguous("v", &[b, hkv, s, d], bytes),
+        TensorLayout::contiguous("o", &[b, h, s, d], bytes),
+    ];
+    // Base 2: with a cap, s2 = (cap log2 e) tanh(q.k (scale / cap)); without, q.k (scale log2 e).
+    let log2e = std::f64::consts::LOG2_E;
+    let (qk_scale, cap2) = if cap > 0.0 { (scale / cap, cap * log2e) } else { (scale * log2e, 0.0) };
+    let mut args: Vec<KernelArg> = tensors.iter().map(|x| tensor_arg(x, None)).collect();
+    args.push(KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale as f32 as f64) });
+    args.push(KernelArg::Scalar { name: "cap2".into(), ty: ScalarType::F32, value: LitValue::Float(cap2 as f32 as f64) });
+    args.push(KernelArg::Scalar { name: "window".into(), ty: ScalarType::I32, value: LitValue::Int(w) });
+    let loaded: i64 = (0..ceil_div(s, t.bm))
+        .map(|i| {
+            let row0 = i * t.bm;
+            let last = ((i + 1) * t.bm).min(s) - 1;
+            let mut hi = (last + w + 1).min(s);
+            if causal {
+                hi = hi.min(last + 1);
+            }
+            ceil_div(hi, t.bn) - (row0 - w).max(0) / t.bn
+        })
+        .sum();
+    let (c, capped) = (i32::from(causal), i32::from(cap > 0.0));
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("gemma_attention"));
+    tuning.insert("tile_m".into(), json!(t.bm));
+    tuning.insert("tile_n".into(), json!(t.bn));
+    tuning.insert("tile_d".into(), json!(bd));
+    tuning.insert("occupancy".into(), json!(t.occupancy));
+    tuning.insert("num_ctas".into(), json!(1));
+    tuning.insert("causal".into(), json!(causal));
+    tuning.insert("query_group_size".into(), json!(h / hkv));
+    tuning.insert("window".into(), if window > 0 { json!(w) } else { json!(format!("none (passed as {w}: every key)")) });
+    tuning.insert("soft_cap".into(), json!(cap));
+    tuning.insert("qk_scale".into(), json!(qk_scale as f32 as f64));
+    tuning.insert("softmax".into(), json!("soft cap (tanh) before the masks, online softmax in base 2 (exp2 with flush to zero), f32 running max and sum, one exact reciprocal per row"));
+    tuning.insert("mma_operands".into(), json!(elem));
+    tuning.insert("accumulator".into(), json!("f32"));
+    tuning.insert("load_latency".into(), json!({"k": 2, "v": 4}));
+    tuning.insert("masking".into(), json!("sliding window |i - j| <= window and causal: key tiles outside each query tile's key range skipped; tiles crossing a bound or the end of the keys masked in the kernel"));
+    tuning.insert("key_tiles_loaded".into(), json!(loaded * b * h));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "gemma_attention",
+        elem,
+        generics: vec![elem.to_string(), t.bm.to_string(), t.bn.to_string(), bd.to_string(), c.to_string(), capped.to_string()],
+        tensors,
+        args,
+        grid: grid_of(&[s, b * h], &[t.bm, 1])?,
+        stem: format!("gemma_attention_{elem}_m{}n{}d{bd}_c{c}_cap{capped}_o{}", t.bm, t.bn, t.occupancy),
+        variant: t.name(),
+        occupancy: Some(t.occupancy),
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tuning,
+    })
+}
+
 /// The default plan of a configuration of one of [`OPERATORS`]; `Ok(None)` for other operators.
 pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("at least the default")))
@@ -301,6 +400,7 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result
     );
     let (all, plan_of): (Vec<AttnTiles>, fn(&Value, AttnTiles) -> Result<Plan>) = match op {
         "fmha" => (fmha_candidates(), plan_fmha),
+        "gemma_attention" => (gemma_candidates(param_i64(params, "head_dim")?), plan_gemma_attention),
         _ => (attention_sink_candidates(param_i64(params, "num_queries")?), plan_attention_sink),
     };
     let mut plans = vec![plan_of(params, all[0])?];
@@ -396,6 +496,31 @@ mod tests {
         assert_eq!((p.variant.as_str(), p.grid), ("m64n128_o2", [1, 64, 1]));
         c["dtype"] = json!("float8_e5m2");
         assert_eq!(plan("attention_sink", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string(), "unsupported dtype \"float8_e5m2\" (float16, bfloat16)");
+    }
+
+    #[test]
+    fn gemma_attention_caps_windows_and_skips() {
+        let c = json!({"batch": 1, "heads": 16, "kv_heads": 8, "seq_len": 8192, "head_dim": 128, "window": 4096, "soft_cap": 50.0, "is_causal": true, "dtype": "bfloat16"});
+        let p = plan("gemma_attention", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        assert_eq!((p.generics.clone(), p.grid, p.variant.as_str()), (["bf16", "128", "128", "128", "1", "1"].map(String::from).to_vec(), [64, 16, 1], "m128n128_o2"));
+        let e = entry_params(&p.args);
+        assert_eq!(e.len(), 4 * 9 + 3);
+        let lit = |v: f64| Param::Literal { ty: ScalarType::F32, value: LitValue::Float(v as f32 as f64) };
+        assert_eq!(e[36].param, lit(1.0 / 128f64.sqrt() / 50.0));
+        assert_eq!(e[37].param, lit(50.0 * std::f64::consts::LOG2_E));
+        assert_eq!(e[38].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(4096) });
+        // Query tile i loads key tiles max(128 i - 4096, 0) / 128 ..= i: i + 1 for i < 32, 33 after.
+        let per_head: i64 = (0..64).map(|i: i64| if i < 32 { i + 1 } else { 33 }).sum();
+        assert_eq!(p.tuning["key_tiles_loaded"], json!(per_head * 16));
+        let names = candidates("gemma_attention", &c, Overrides::default(), &Target::h200()).unwrap().unwrap().names().join(" ");
+        assert_eq!(names, "m128n128_o2 m256n128_o1 m64n32_o2 m64n64_o2");
+        // No cap, no window, not causal: scale in base 2, a window of S.
+        let c = json!({"batch": 1, "heads": 2, "seq_len": 100, "head_dim": 64, "is_causal": false, "dtype": "float16"});
+        let p = plan("gemma_attention", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let e = entry_params(&p.args);
+        assert_eq!((e[36].param.clone(), e[37].param.clone()), (lit(0.125 * std::f64::consts::LOG2_E), lit(0.0)));
+        assert_eq!(e[38].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(100) });
+        assert_eq!(&p.generics[4..], ["0", "0"]);
     }
 
     #[test]
