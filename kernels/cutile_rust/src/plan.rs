@@ -28,6 +28,7 @@ pub const OPERATORS: &[&str] = &[
     "fmha",
     "attention_sink",
     "gemma_attention",
+    "mla",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

@@ -254,3 +254,36 @@ fn exports_gemma_attention_with_reasons_for_the_rest() {
     check_cubins(&dir, &m, "gemma_attention_entry", 2);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn exports_mla_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/mla.json");
+    let out = std::env::temp_dir().join(format!("portbench-mla-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = export(&suite_path, &out);
+    let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: mla/batch=1,d_model=128,d_pe=64,dtype=float32,heads=4,is_causal=true,kpe_heads=1,seq_len=64: unsupported dtype \"float32\" (float16, bfloat16, float8_e5m2, float8_e4m3fn: the tensor-core operand types)",
+        "skip: cutile_rust: mla/batch=1,d_model=512,d_pe=64,dtype=bfloat16,heads=4,is_causal=true,kpe_heads=1,seq_len=64: d_model = 512 exceeds 256 (the [rows, d_model] f32 accumulator of a query tile would not fit a block)",
+    ];
+    assert_eq!(skips, want, "{o}");
+    let dir = out.join("mla");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(unsupported_lines("mla", &m), want);
+    assert_eq!(m["configs"].as_array().unwrap().len(), 2);
+    let launch = |i: usize| &m["configs"][i]["launches"][0];
+    // 64-row tiles: ceil(200 / 64) and ceil(65 / 64) query tiles per head.
+    assert_eq!((launch(0)["grid"].clone(), launch(1)["grid"].clone()), (json!([4, 4, 1]), json!([2, 4, 1])));
+    for i in 0..2 {
+        let p = launch(i)["params"].as_array().unwrap();
+        assert_eq!(p.len(), 55);
+        let tensors: Vec<&str> = [0, 9, 18, 27, 36, 45].iter().map(|&k| p[k]["tensor"].as_str().unwrap()).collect();
+        assert_eq!(tensors, ["q", "k", "v", "qpe", "kpe", "o"]);
+    }
+    let t = |i: usize| &m["configs"][i]["tuning"];
+    assert_eq!((t(0)["kpe_group_size"].clone(), t(1)["kpe_group_size"].clone(), t(1)["query_group_size"].clone()), (json!(4), json!(2), json!(2)));
+    // Causal, 64 x 64 tiles at S = 200: query tile i loads min(i + 1, 4) key tiles, 4 heads.
+    assert_eq!(t(0)["key_tiles_loaded"], json!((1 + 2 + 3 + 4) * 4));
+    check_cubins(&dir, &m, "mla_entry", 2);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink, gemma_attention.
+//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink, gemma_attention, mla.
 //!
 //! A `#[cutile::module]` of its own (`portbench_attn`), picked by kernel name
 //! (`super::module_of`). What the kernels rely on (docs/cutile-rust.md, "Attention prefill"):
@@ -115,6 +115,112 @@ pub mod portbench_attn {
         let out: Tile<O, { [BM, BD] }> = convert_tile(out);
         let out: Tile<O, { [1, 1, BM, BD] }> = out.reshape(shape![1, 1, BM, BD]);
         let mut o_p: PartitionMut<O, { [1, 1, BM, BD] }> = unsafe { o.partition_full_mut(shape![1, 1, BM, BD]) };
+        unsafe { store_view_tko_mut(&mut o_p, out, [bi, hi, pid.0, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+    }
+    /// mla (DeepSeek MLA prefill), fmha with a split head: scores `q.k + qpe.kpe` (two products
+    /// into one f32 accumulator; `BD` and `BP` the tiles of `D` and `D_pe`), `kpe` shared by
+    /// `H / HPE` heads (`kpe_heads`, 1 in the suite), output in the inputs' type. Grid, masks and
+    /// causal-block skipping as [`fmha`].
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn mla<E: ElementType, const BM: i32, const BN: i32, const BD: i32, const BP: i32, const CAUSAL: i32>(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        qpe: &Tensor<E, { [-1, -1, -1, -1] }>,
+        kpe: &Tensor<E, { [-1, -1, -1, -1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let heads: i32 = get_shape_dim(q.shape(), 1i32);
+        let kv_heads: i32 = get_shape_dim(k.shape(), 1i32);
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let bi: i32 = pid.1 / heads;
+        let hi: i32 = pid.1 % heads;
+        let kvh: i32 = hi / (heads / kv_heads);
+        let pe_heads: i32 = get_shape_dim(kpe.shape(), 1i32);
+        let peh: i32 = hi / (heads / pe_heads);
+        let row0: i32 = pid.0 * BM;
+
+        // Key tiles [0, mask_start) need no mask: all their keys exist and (causal) precede
+        // every query of this tile. Tiles [mask_start, tiles) are masked; causal stops at the
+        // tile holding the last query's own key.
+        let full_tiles: i32 = s_kv / BN;
+        let mut mask_start: i32 = full_tiles;
+        let mut tiles: i32 = (s_kv + BN - 1i32) / BN;
+        if CAUSAL == 1i32 {
+            mask_start = min(row0 / BN, full_tiles);
+            let last: i32 = min(row0 + BM, s_kv);
+            tiles = (last + BN - 1i32) / BN;
+        }
+
+        let q_p: Partition<E, { [1, 1, BM, BD] }> = q.partition(shape![1, 1, BM, BD]);
+        let qt: Tile<E, { [1, 1, BM, BD] }> = q_p.load([bi, hi, pid.0, 0i32]);
+        let qt: Tile<E, { [BM, BD] }> = qt.reshape(shape![BM, BD]);
+        let k_p: Partition<E, { [1, 1, BN, BD] }> = k.partition(shape![1, 1, BN, BD]);
+        let v_p: Partition<E, { [1, 1, BN, BD] }> = v.partition(shape![1, 1, BN, BD]);
+        let qpe_p: Partition<E, { [1, 1, BM, BP] }> = qpe.partition(shape![1, 1, BM, BP]);
+        let qpt: Tile<E, { [1, 1, BM, BP] }> = qpe_p.load([bi, hi, pid.0, 0i32]);
+        let qpt: Tile<E, { [BM, BP] }> = qpt.reshape(shape![BM, BP]);
+        let kpe_p: Partition<E, { [1, 1, BN, BP] }> = kpe.partition(shape![1, 1, BN, BP]);
+
+        // Query and key positions of the tile's elements, for the masks.
+        let rows: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let rows: Tile<i32, { [BM, 1] }> = rows.reshape(shape![BM, 1]);
+        let rows: Tile<i32, { [BM, BN] }> = (broadcast_scalar(row0, shape![BM, 1]) + rows).broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let cols: Tile<i32, { [BM, BN] }> = cols.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let keys_end: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+        let neg_inf: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, shape![BM, BN]);
+        let scale_m: Tile<f32, { [BM, 1] }> = broadcast_scalar(qk_scale, shape![BM, 1]);
+        let scale_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(qk_scale, shape![BM, BN]);
+
+        let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
+        let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
+        let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
+        for j in 0i32..tiles {
+            let kt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            let kpt: Tile<E, { [1, 1, BN, BP] }> =
+                load_view_tko(&kpe_p, [bi, peh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kpt: Tile<E, { [BN, BP] }> = kpt.reshape(shape![BN, BP]);
+            let kptt: Tile<E, { [BP, BN] }> = kpt.transpose();
+            s = mmaf(qpt, kptt, s);
+            if j >= mask_start {
+                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(j * BN, shape![BM, BN]) + cols;
+                let mut keep: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
+                if CAUSAL == 1i32 {
+                    let before: Tile<bool, { [BM, BN] }> = ge_tile(rows, key);
+                    keep = keep & before;
+                }
+                s = select(keep, s, neg_inf);
+            }
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let s_max: Tile<f32, { [BM, 1] }> = s_max.reshape(shape![BM, 1]);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max * scale_m);
+            let p: Tile<f32, { [BM, BN] }> = exp2(s * scale_mn - m_ij.broadcast(shape![BM, BN]), ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ij, ftz::Enabled);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(4i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        // One exact reciprocal per row, then a multiply per element.
+        let one: Tile<f32, { [BM, 1] }> = constant(1.0f32, shape![BM, 1]);
+        let inv: Tile<f32, { [BM, 1] }> = one / l_i;
+        let out: Tile<f32, { [BM, BD] }> = acc * inv.broadcast(shape![BM, BD]);
+        let out: Tile<E, { [BM, BD] }> = convert_tile(out);
+        let out: Tile<E, { [1, 1, BM, BD] }> = out.reshape(shape![1, 1, BM, BD]);
+        let mut o_p: PartitionMut<E, { [1, 1, BM, BD] }> = unsafe { o.partition_full_mut(shape![1, 1, BM, BD]) };
         unsafe { store_view_tko_mut(&mut o_p, out, [bi, hi, pid.0, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
     }
     /// attention_sink (GPT-OSS prefill), one `BM`-row tile of queries of one (batch, head) per

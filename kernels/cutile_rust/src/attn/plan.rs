@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-//! Per-configuration plans of the attention-prefill operators (fmha, attention_sink, gemma_attention): kernel, specialisation,
+//! Per-configuration plans of the attention-prefill operators (fmha, attention_sink, gemma_attention, mla): kernel, specialisation,
 //! tiles, occupancy and grid from the configuration; and the tuning candidates (`variants`).
 //!
 //! The tensors are the reference's (reference/src/ops/fmha.cpp): q and o `[B, H, S, D]`, k and
@@ -19,7 +19,7 @@ use crate::plan::{
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["fmha", "attention_sink", "gemma_attention"];
+pub const OPERATORS: &[&str] = &["fmha", "attention_sink", "gemma_attention", "mla"];
 
 /// The largest head-dimension tile: `[BM, BD]` f32 accumulators beyond it do not fit a block.
 pub const MAX_HEAD_TILE: i64 = 256;
@@ -383,6 +383,90 @@ fn plan_gemma_attention(params: &Value, t: AttnTiles) -> Result<Plan> {
     })
 }
 
+/// tilegym 1.5.1's mla: untuned 64x64 at occupancy 1 (its first sm_90 candidate, the tilegym
+/// bundle's plan), then five of its other nine sm_90 candidates ({64, 128, 256} x {64, 128} at
+/// occupancy 1, {64, 128}^2 at 2).
+pub fn mla_candidates() -> Vec<AttnTiles> {
+    vec![tiles(64, 64, 1), tiles(128, 64, 1), tiles(128, 128, 1), tiles(64, 128, 1), tiles(128, 64, 2), tiles(64, 64, 2)]
+}
+
+fn plan_mla(params: &Value, t: AttnTiles) -> Result<Plan> {
+    for (what, v) in [("BM", t.bm), ("BN", t.bn)] {
+        ensure!((16..=256).contains(&v) && v & (v - 1) == 0, "tile {what} = {v} must be a power of two in 16..=256");
+    }
+    ensure!((1..=32).contains(&t.occupancy), "occupancy must be 1..=32, got {}", t.occupancy);
+    let (b, h, s) = (param_i64(params, "batch")?, param_i64(params, "heads")?, param_i64(params, "seq_len")?);
+    let d = param_int_or(params, "d_model", 128)?;
+    let dpe = param_int_or(params, "d_pe", 64)?;
+    ensure!(d > 0 && dpe > 0, "d_model = {d} and d_pe = {dpe} must be positive");
+    let hkv = param_int_or(params, "kv_heads", h)?;
+    let hpe = param_int_or(params, "kpe_heads", 1)?;
+    ensure!(hkv > 0 && hpe > 0 && h % hkv == 0 && h % hpe == 0, "heads = {h} is not a multiple of kv_heads = {hkv} and kpe_heads = {hpe}");
+    let (elem, bytes) = input_type(param_str(params, "dtype")?)?;
+    let causal = param_bool_or(params, "is_causal", true)?;
+    let scale = param_f64_or(params, "sm_scale", 1.0 / ((d + dpe) as f64).sqrt())?;
+    ensure!(scale > 0.0 && scale.is_finite(), "sm_scale = {scale}: the kernel needs a positive finite scale");
+    ensure!(d <= MAX_HEAD_TILE, "d_model = {d} exceeds {MAX_HEAD_TILE} (the [rows, d_model] f32 accumulator of a query tile would not fit a block)");
+    ensure!(dpe <= MAX_HEAD_TILE, "d_pe = {dpe} exceeds {MAX_HEAD_TILE}");
+    let q_elems = b * h * s * d;
+    ensure!(q_elems <= i32::MAX as i64, "q [{b}, {h}, {s}, {d}] has {q_elems} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+    let (bd, bp) = (pow2_ceil(d).max(16), pow2_ceil(dpe).max(16));
+    let tensors = vec![
+        TensorLayout::contiguous("q", &[b, h, s, d], bytes),
+        TensorLayout::contiguous("k", &[b, hkv, s, d], bytes),
+        TensorLayout::contiguous("v", &[b, hkv, s, d], bytes),
+        TensorLayout::contiguous("qpe", &[b, h, s, dpe], bytes),
+        TensorLayout::contiguous("kpe", &[b, hpe, s, dpe], bytes),
+        TensorLayout::contiguous("o", &[b, h, s, d], bytes),
+    ];
+    let qk_scale = scale * std::f64::consts::LOG2_E;
+    let mut args: Vec<KernelArg> = tensors.iter().map(|x| tensor_arg(x, None)).collect();
+    args.push(KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale as f32 as f64) });
+    let c = i32::from(causal);
+    let q_tiles = ceil_div(s, t.bm);
+    let loaded: i64 = if causal { (0..q_tiles).map(|i| ceil_div(((i + 1) * t.bm).min(s), t.bn)).sum() } else { q_tiles * ceil_div(s, t.bn) };
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("mla"));
+    tuning.insert("tile_m".into(), json!(t.bm));
+    tuning.insert("tile_n".into(), json!(t.bn));
+    tuning.insert("tile_d".into(), json!(bd));
+    tuning.insert("tile_pe".into(), json!(bp));
+    tuning.insert("occupancy".into(), json!(t.occupancy));
+    tuning.insert("num_ctas".into(), json!(1));
+    tuning.insert("causal".into(), json!(causal));
+    tuning.insert("query_group_size".into(), json!(h / hkv));
+    tuning.insert("kpe_group_size".into(), json!(h / hpe));
+    tuning.insert("qk_scale".into(), json!(qk_scale as f32 as f64));
+    tuning.insert("softmax".into(), json!("scores q.k + qpe.kpe (two products into one f32 tile), online softmax in base 2 (exp2 with flush to zero), f32 running max and sum, one exact reciprocal per row"));
+    tuning.insert("mma_operands".into(), json!(elem));
+    tuning.insert("accumulator".into(), json!("f32"));
+    tuning.insert("load_latency".into(), json!({"k": 2, "kpe": 2, "v": 4}));
+    tuning.insert(
+        "masking".into(),
+        json!(if causal {
+            "causal: key tiles past each query tile's last row skipped; tiles crossing the diagonal or the end of the keys masked in the kernel"
+        } else {
+            "key columns past seq_len masked in the kernel (last key tile only)"
+        }),
+    );
+    tuning.insert("key_tiles_loaded".into(), json!(loaded * b * h));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "mla",
+        elem,
+        generics: vec![elem.to_string(), t.bm.to_string(), t.bn.to_string(), bd.to_string(), bp.to_string(), c.to_string()],
+        tensors,
+        args,
+        grid: grid_of(&[s, b * h], &[t.bm, 1])?,
+        stem: format!("mla_{elem}_m{}n{}d{bd}p{bp}_c{c}_o{}", t.bm, t.bn, t.occupancy),
+        variant: t.name(),
+        occupancy: Some(t.occupancy),
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tuning,
+    })
+}
+
 /// The default plan of a configuration of one of [`OPERATORS`]; `Ok(None)` for other operators.
 pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("at least the default")))
@@ -400,6 +484,7 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result
     );
     let (all, plan_of): (Vec<AttnTiles>, fn(&Value, AttnTiles) -> Result<Plan>) = match op {
         "fmha" => (fmha_candidates(), plan_fmha),
+        "mla" => (mla_candidates(), plan_mla),
         "gemma_attention" => (gemma_candidates(param_i64(params, "head_dim")?), plan_gemma_attention),
         _ => (attention_sink_candidates(param_i64(params, "num_queries")?), plan_attention_sink),
     };
@@ -521,6 +606,24 @@ mod tests {
         assert_eq!((e[36].param.clone(), e[37].param.clone()), (lit(0.125 * std::f64::consts::LOG2_E), lit(0.0)));
         assert_eq!(e[38].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(100) });
         assert_eq!(&p.generics[4..], ["0", "0"]);
+    }
+
+    #[test]
+    fn mla_binds_the_split_head() {
+        let c = json!({"batch": 4, "heads": 32, "seq_len": 512, "d_model": 128, "d_pe": 64, "dtype": "float8_e5m2", "is_causal": true, "kpe_heads": 1});
+        let p = plan("mla", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        assert_eq!((p.generics.clone(), p.grid, p.variant.as_str()), (["f8e5m2", "64", "64", "128", "64", "1"].map(String::from).to_vec(), [8, 128, 1], "m64n64_o1"));
+        let names: Vec<&str> = p.tensors.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["q", "k", "v", "qpe", "kpe", "o"]);
+        assert_eq!(p.tensors[4].shape, vec![4, 1, 512, 64]);
+        let e = entry_params(&p.args);
+        assert_eq!(e.len(), 6 * 9 + 1);
+        // scale 1/sqrt(128 + 64) in base 2.
+        let want = ((1.0f64 / 192f64.sqrt()) * std::f64::consts::LOG2_E) as f32 as f64;
+        assert_eq!(e[54].param, Param::Literal { ty: ScalarType::F32, value: LitValue::Float(want) });
+        assert_eq!((p.tuning["kpe_group_size"].clone(), p.tuning["key_tiles_loaded"].clone()), (json!(32), json!((1..=8).sum::<i64>() * 128)));
+        let c = json!({"batch": 1, "heads": 4, "seq_len": 64, "dtype": "bfloat16", "kpe_heads": 3});
+        assert!(plan("mla", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("kpe_heads = 3"));
     }
 
     #[test]
