@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The cuTile Rust attention-prefill bundles of issue 15, made here without a GPU:
 #   build/attn.json            the attention-prefill configurations of configs/tilegym.json
-#                              (fmha, attention_sink, gemma_attention, mla; mla is not ported
-#                              yet, so the exporter leaves it to other front ends: unpaired)
+#                              (fmha, attention_sink, gemma_attention, mla)
 #   bundles-attn/cutile_rust   the port, every configuration with its tuning variants
 #                              (PORTBENCH_ATTN_CHOSEN_ONLY=1: chosen plans only)
 # The reference is tilegym's own export, bundles-tilegym/tilegym/<op> (scripts/export_tilegym.sh);
