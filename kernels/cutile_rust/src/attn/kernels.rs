@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink, gemma_attention, mla.
+//! portbench's cuTile Rust attention-prefill kernels (issue 15): fmha, attention_sink,
+//! gemma_attention, mla.
 //!
 //! A `#[cutile::module]` of its own (`portbench_attn`), picked by kernel name
 //! (`super::module_of`). What the kernels rely on (docs/cutile-rust.md, "Attention prefill"):
-//! - Tensors are the reference's (reference/src/ops/fmha.cpp): q, o `[B, H, S, D]`, k, v
-//!   `[B, HKV, S, D]`, all contiguous; every one a shared `&Tensor`, `o` written through a
-//!   full-tensor partition, so no kernel uses the launch-grid partition of a `&mut Tensor`.
+//! - Tensors are the fp64 references' (reference/src/ops/{fmha,attention_sink,gemma_attention,
+//!   mla}.cpp), all contiguous, bound as they are or (attention_sink's q and o) as views of
+//!   the same memory; every one a shared `&Tensor`, `o` written through a full-tensor
+//!   partition, so no kernel uses the launch-grid partition of a `&mut Tensor`.
 //! - Loads go through zero-padded partition views: the query rows past `S` and the head
 //!   columns past `D` (the tile `BD` is `D` rounded up to a power of two) read as zero, the
-//!   stores through the partition drop them. Key columns past `S` are masked to `-inf` in the
-//!   kernel (never padded by the harness).
+//!   stores through the partition drop them. Key columns past `S`, after the query (causal)
+//!   or outside a window are masked to `-inf` in the kernel (never padded by the harness).
 //! - Online softmax in base 2: `s = (q k^T) * qk_scale` with `qk_scale = scale * log2(e)`
-//!   (> 0, the exporter's), so `softmax(q k^T scale) = 2^(s - max s) / sum 2^(s - max s)`.
-//!   The row maximum is taken before the scale (`max(x) * c = max(x * c)` for `c > 0`).
-//!   Every row's first key tile holds key 0, which no mask removes (causal is top-left
-//!   aligned, key j <= query i), so the running maximum is finite from the first tile on.
-//! - Products on the tensor cores in the element type `E` (f16, bf16, f8e5m2) with f32
-//!   accumulation; P is converted to `E` for the second product (as tilegym does).
+//!   (the exporter's), so `softmax(q k^T scale) = 2^(s - max s) / sum 2^(s - max s)`.
+//!   fmha, mla and attention_sink take the row maximum before the scale (`max(x) * c =
+//!   max(x * c)` needs `c > 0`: the exporter refuses other scales). A running maximum that is
+//!   `-inf` would make `2^(-inf - -inf)` NaN: in fmha and mla every row's first key tile holds
+//!   key 0, which no mask removes (causal is top-left aligned, key j <= query i);
+//!   attention_sink starts the maximum at the sink logit; gemma_attention, whose window can
+//!   mask all of a row's first tiles, takes such a row's exponentials against 0.
+//! - Products on the tensor cores in the element type `E` (f16, bf16, f8e5m2, f8e4m3fn) with
+//!   f32 accumulation; P is converted to `E` for the second product (as tilegym does).
 //! - Every `if` on a const generic is resolved when the kernel is specialised.
 
 #[cutile::module]
