@@ -627,6 +627,33 @@ mod tests {
     }
 
     #[test]
+    fn every_attention_configuration_of_the_tilegym_suite_has_a_plan() {
+        // configs/tilegym.json: fmha 48, attention_sink 8, gemma_attention 1, mla 10; none refused.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/tilegym.json");
+        let suite: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut counts = std::collections::BTreeMap::new();
+        for c in suite["configs"].as_array().unwrap() {
+            let op = c["op"].as_str().unwrap();
+            if !OPERATORS.contains(&op) {
+                continue;
+            }
+            let cands = candidates(op, &c["params"], Overrides::default(), &Target::h200())
+                .unwrap_or_else(|e| panic!("{op} {}: {e}", c["params"]))
+                .unwrap();
+            let want = match op {
+                "fmha" => "m256n128_o1",
+                "mla" => "m64n64_o1",
+                "attention_sink" if c["params"]["num_queries"].as_i64().unwrap() <= 64 => "m64n128_o2",
+                _ => "m128n128_o2",
+            };
+            assert_eq!(cands.plans[0].variant, want, "{op} {}", c["params"]);
+            assert!(cands.plans.len() >= 4, "{op}: {:?}", cands.names());
+            *counts.entry(op).or_insert(0) += 1;
+        }
+        assert_eq!(counts.into_iter().collect::<Vec<_>>(), [("attention_sink", 8), ("fmha", 48), ("gemma_attention", 1), ("mla", 10)]);
+    }
+
+    #[test]
     fn unsupported_fmha_configurations_say_why() {
         let err = |c: Value| plan("fmha", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
         assert_eq!(err(cfg(512, "float32", false)), "unsupported dtype \"float32\" (float16, bfloat16, float8_e5m2, float8_e4m3fn: the tensor-core operand types)");
