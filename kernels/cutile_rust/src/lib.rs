@@ -7,6 +7,7 @@ pub mod abi;
 pub mod attn;
 pub mod elf;
 pub mod export;
+pub mod gdr;
 pub mod gemm;
 mod kernels;
 pub mod plan;

@@ -29,6 +29,9 @@ pub const OPERATORS: &[&str] = &[
     "attention_sink",
     "gemma_attention",
     "mla",
+    // The gated delta rule: crate::gdr.
+    "recurrent_gated_delta_rule",
+    "chunk_gated_delta_rule",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).
@@ -304,6 +307,9 @@ pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<O
     if crate::attn::plan::OPERATORS.contains(&op) {
         return crate::attn::plan::plan(op, params, o, t);
     }
+    if crate::gdr::plan::OPERATORS.contains(&op) {
+        return crate::gdr::plan::plan(op, params, o, t);
+    }
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o, t)?,
         "rms_norm" => plan_rms_norm(params, o, t)?,
@@ -369,6 +375,9 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
     }
     if crate::attn::plan::OPERATORS.contains(&op) {
         return crate::attn::plan::candidates(op, params, o, t);
+    }
+    if crate::gdr::plan::OPERATORS.contains(&op) {
+        return crate::gdr::plan::candidates(op, params, o, t);
     }
     let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
     let mut plans = vec![first];
