@@ -190,7 +190,7 @@ fn exports_the_gated_delta_rule_with_reasons_for_the_rest() {
 }
 
 #[test]
-fn the_variants_are_tilegyms_state_tiles() {
+fn the_variants_are_tilegyms_state_tiles_and_the_chunked_kernel() {
     let dir = std::env::temp_dir().join(format!("portbench-gdr-variants-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -203,10 +203,15 @@ fn the_variants_are_tilegyms_state_tiles() {
     let m: Value = serde_json::from_str(&std::fs::read_to_string(b.join("manifest.json")).unwrap()).unwrap();
     let c = &m["configs"][0];
     let names: Vec<&str> = c["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6"]);
+    assert_eq!(names, ["bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "chunked_c64_bv64_o1"]);
     let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"][0]["grid"].clone()).collect();
-    assert_eq!(grids, [json!([8, 2, 1]), json!([8, 4, 1]), json!([8, 8, 1]), json!([8, 8, 1]), json!([8, 16, 1]), json!([8, 16, 1])]);
-    assert_eq!(m["cubins"].as_array().unwrap().len(), 6);
+    assert_eq!(grids, [json!([8, 2, 1]), json!([8, 4, 1]), json!([8, 8, 1]), json!([8, 8, 1]), json!([8, 16, 1]), json!([8, 16, 1]), json!([8, 2, 1])]);
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 7);
+    let chunked = &c["variants"][6];
+    assert_eq!(chunked["tuning"]["kernel"], "gated_delta_rule_chunked");
+    assert_eq!(chunked["launches"][0]["entry"], "gated_delta_rule_chunked_entry");
+    // The same parameter list as the default: one binding for both kernels.
+    assert_eq!(chunked["launches"][0]["params"], c["launches"][0]["params"]);
     let text = run(Command::new(portbench()).arg("inspect").arg(&b));
     assert!(text.contains("check     OK"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);

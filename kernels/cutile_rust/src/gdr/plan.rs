@@ -38,22 +38,40 @@ pub const MAX_STATE_ELEMS: i64 = 16384;
 pub struct GdrTiles {
     pub bv: i64,
     pub occupancy: i32,
+    /// Tokens per chunk of the chunked kernel (`gated_delta_rule_chunked`); 0: the sequential
+    /// kernel.
+    pub chunk: i64,
 }
 
 impl GdrTiles {
     /// The variant name: its knobs, the same plan in every configuration.
     pub fn name(&self) -> String {
-        format!("bv{}_o{}", self.bv, self.occupancy)
+        match self.chunk {
+            0 => format!("bv{}_o{}", self.bv, self.occupancy),
+            c => format!("chunked_c{c}_bv{}_o{}", self.bv, self.occupancy),
+        }
     }
 }
 
 const fn tiles(bv: i64, occupancy: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy }
+    GdrTiles { bv, occupancy, chunk: 0 }
 }
 
-/// tilegym's untuned plan first, then the state tiles its autotuner tries.
+/// Tokens per chunk of the chunked variant (tilegym's chunk_size in the suite).
+pub const CHUNK: i64 = 64;
+
+/// tilegym's untuned plan first, then the state tiles its autotuner tries, then the chunked
+/// kernel (64-token chunks, 64 state columns a block, occupancy 1).
 pub fn candidates_list() -> Vec<GdrTiles> {
-    vec![tiles(64, 2), tiles(32, 2), tiles(16, 2), tiles(16, 4), tiles(8, 4), tiles(8, 6)]
+    vec![
+        tiles(64, 2),
+        tiles(32, 2),
+        tiles(16, 2),
+        tiles(16, 4),
+        tiles(8, 4),
+        tiles(8, 6),
+        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK },
+    ]
 }
 
 fn element_type(what: &str, dtype: &str) -> Result<(&'static str, i32)> {
@@ -120,6 +138,10 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     let chunked = op == "chunk_gated_delta_rule";
     let chunk = if chunked { param_int_or(params, "chunk_size", 64)? } else { 0 };
     let bk = pow2_ceil(s.k).max(16);
+    if t.chunk > 0 {
+        // The chunked kernel's products run on the tensor cores: every tile side >= 16.
+        ensure!(t.bv >= 16 && (16..=64).contains(&t.chunk) && t.chunk & (t.chunk - 1) == 0, "chunked: BLOCK_V >= 16 and a chunk of 16..=64 tokens");
+    }
     // A tile wider than V only pads; the state tile must fit the registers.
     let bv = t.bv.min(pow2_ceil(s.v).max(8));
     ensure!(bv == t.bv, "BLOCK_V = {} is wider than V = {} rounded up to a power of two", t.bv, s.v);
@@ -145,15 +167,21 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     args.push(KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) });
     let flags = [s.init, s.final_state, s.l2].map(|f| i32::from(f).to_string());
     let mut tuning = Map::new();
-    tuning.insert("kernel".into(), json!("gated_delta_rule"));
+    let kernel = if t.chunk > 0 { "gated_delta_rule_chunked" } else { "gated_delta_rule" };
+    tuning.insert("kernel".into(), json!(kernel));
     tuning.insert(
         "algorithm".into(),
-        json!(if chunked {
-            "sequential recurrence over T (the chunked algorithm is not ported: same function, one step per token)"
+        json!(if t.chunk > 0 {
+            "chunked: per chunk a forward substitution in f32 (I + A) [U W] = [beta V, beta exp(Gamma) K], then the chunk's outputs and state from products on the tensor cores (f32 split into two bf16 terms)"
+        } else if chunked {
+            "sequential recurrence over T (this plan is not upstream's chunked algorithm: same function, one step per token)"
         } else {
             "sequential recurrence over T"
         }),
     );
+    if t.chunk > 0 {
+        tuning.insert("kernel_chunk".into(), json!(t.chunk));
+    }
     if chunked {
         tuning.insert("chunk_size".into(), json!(chunk));
     }
@@ -168,13 +196,27 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     tuning.insert("g_dtype".into(), json!(s.g_elem));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
-        kernel: "gated_delta_rule",
+        kernel,
         elem: s.elem,
-        generics: [s.elem.to_string(), s.g_elem.to_string(), bk.to_string(), bv.to_string()].into_iter().chain(flags.clone()).collect(),
+        generics: [s.elem.to_string(), s.g_elem.to_string()]
+            .into_iter()
+            .chain((t.chunk > 0).then(|| t.chunk.to_string()))
+            .chain([bk.to_string(), bv.to_string()])
+            .chain(flags.clone())
+            .collect(),
         tensors,
         args,
         grid: grid_of(&[s.b * s.h, s.v], &[1, bv])?,
-        stem: format!("gdr_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}", s.elem, s.g_elem, flags[0], flags[1], flags[2], t.occupancy),
+        stem: format!(
+            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}",
+            if t.chunk > 0 { format!("c{}", t.chunk) } else { String::new() },
+            s.elem,
+            s.g_elem,
+            flags[0],
+            flags[1],
+            flags[2],
+            t.occupancy
+        ),
         variant: t.name(),
         occupancy: Some(t.occupancy),
         worker_warps: None,
@@ -266,9 +308,23 @@ mod tests {
         let c = cfg(100, json!({"K": 48, "V": 24}));
         let cands = candidates("recurrent_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
         // V 24 -> at most 32 columns a block: 64 is refused, 32 is the default.
-        assert_eq!(cands.names(), ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6"]);
+        assert_eq!(cands.names(), ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6"], "V 24: no chunked plan of 64 columns");
         assert_eq!(cands.plans[0].generics[2], "64");
         assert_eq!(cands.plans[0].grid, [8, 1, 1]);
+    }
+
+    #[test]
+    fn the_chunked_variant() {
+        let c = cfg(100, json!({}));
+        let cands = candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let p = cands.find("chunked_c64_bv64_o1").expect("chunked variant");
+        assert_eq!(p.kernel, "gated_delta_rule_chunked");
+        assert_eq!(p.generics, ["bf16", "bf16", "64", "128", "64", "0", "1", "0"]);
+        assert_eq!(p.grid, [8, 2, 1]);
+        assert_eq!(p.occupancy, Some(1));
+        // Same parameters as the sequential kernel.
+        assert_eq!(entry_params(&p.args), entry_params(&cands.plans[0].args));
+        assert_eq!(cands.plans[0].kernel, "gated_delta_rule", "the sequential kernel stays the default");
     }
 
     #[test]
