@@ -5,6 +5,9 @@
 #                              (recurrent_gated_delta_rule, chunk_gated_delta_rule)
 #   bundles-gdr/cutile_rust    the port, every configuration with its tuning variants
 #                              (PORTBENCH_GDR_CHOSEN_ONLY=1: chosen plans only)
+#   bundles-gdr/cutile_rust_chunked  the same configurations with the chunked kernel as the chosen
+#                              plan (variant chunked_c64_bv64_o1 through build/gdr_chunked_tuning.json),
+#                              so that `portbench check` checks that kernel directly
 # The reference is tilegym's own export, bundles-tilegym/tilegym/<op> (scripts/export_tilegym.sh);
 # docs/cutile-rust.md ("Gated delta rule") gives the GPU commands that pair the two.
 # Env: PORTBENCH_TUNING_RUST: a tuning record (portbench tune's output) for the exporter's --tuning.
@@ -29,3 +32,14 @@ args=()
 start=$(date +%s)
 kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust" "${args[@]}" | tee build/gdr_export_rust.log | grep -E '^(summary|skip):'
 echo "[gdr] cutile_rust exported in $(( $(date +%s) - start )) s ($(du -sm "$OUT/cutile_rust" | cut -f1) MiB)"
+python3 - build/gdr.json build/gdr_chunked_tuning.json <<'PY'
+import json, sys
+configs = json.load(open(sys.argv[1]))["configs"]
+record = {"schema": "portbench.tuning-record/1", "frontend": "cutile_rust", "target": "h200",
+          "about": "scripts/gdr_bundles.sh: the chunked kernel for every gated-delta-rule configuration",
+          "choices": [{"op": c["op"], "params": c["params"], "variant": "chunked_c64_bv64_o1"} for c in configs]}
+json.dump(record, open(sys.argv[2], "w"), indent=1)
+PY
+kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust_chunked" --chosen-only --tuning build/gdr_chunked_tuning.json \
+  | tee build/gdr_export_rust_chunked.log | grep -E '^(summary|skip):'
+echo "[gdr] cutile_rust_chunked exported in $(( $(date +%s) - start )) s in all"
