@@ -149,6 +149,9 @@ pub enum KernelArg {
     /// pointer, extents and strides literal 1s. The kernel never touches it (a const generic
     /// removes the access).
     Absent { name: String, rank: usize },
+    /// A raw pointer parameter (`*mut T`) bound to the operator's tensor `tensor` (manifest
+    /// `ptr`): the kernel addresses it through pointer tiles (scatter).
+    RawPtr { name: String, tensor: String },
 }
 
 /// An entry parameter: the name cutile-compiler gives it, its Tile IR type, and what the
@@ -231,6 +234,11 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
                     }
                 }
             }
+            KernelArg::RawPtr { name, tensor } => out.push(EntryParam {
+                ir_name: name.clone(),
+                ir_type: "ptr".into(),
+                param: Param::Ptr { tensor: tensor.clone() },
+            }),
             KernelArg::PtrTable { name, tensors } => out.push(EntryParam {
                 ir_name: name.clone(),
                 ir_type: "ptr".into(),

@@ -10,6 +10,7 @@ pub mod export;
 pub mod gdr;
 pub mod gemm;
 mod kernels;
+pub mod moe;
 pub mod plan;
 pub mod target;
 pub mod tuning;

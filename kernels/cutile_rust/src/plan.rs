@@ -32,6 +32,8 @@ pub const OPERATORS: &[&str] = &[
     // The gated delta rule: crate::gdr.
     "recurrent_gated_delta_rule",
     "chunk_gated_delta_rule",
+    // Mixture of experts: crate::moe.
+    "moe_align_block",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).
@@ -310,6 +312,9 @@ pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<O
     if crate::gdr::plan::OPERATORS.contains(&op) {
         return crate::gdr::plan::plan(op, params, o, t);
     }
+    if crate::moe::plan::OPERATORS.contains(&op) {
+        return crate::moe::plan::plan(op, params, o, t);
+    }
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o, t)?,
         "rms_norm" => plan_rms_norm(params, o, t)?,
@@ -378,6 +383,9 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
     }
     if crate::gdr::plan::OPERATORS.contains(&op) {
         return crate::gdr::plan::candidates(op, params, o, t);
+    }
+    if crate::moe::plan::OPERATORS.contains(&op) {
+        return crate::moe::plan::candidates(op, params, o, t);
     }
     let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
     let mut plans = vec![first];
