@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The cuTile Rust gated-delta-rule bundles of issue 17, made here without a GPU:
-#   build/gdr.json             the gated-delta-rule configurations of configs/tilegym.json
-#                              (recurrent_gated_delta_rule, chunk_gated_delta_rule)
+# The cuTile Rust bundles of issue 17 (the gated delta rule and moe_align_block), made here without a GPU:
+#   build/gdr.json             those configurations of configs/tilegym.json
+#                              (recurrent_gated_delta_rule, chunk_gated_delta_rule, moe_align_block)
 #   bundles-gdr/cutile_rust    the port, every configuration with its tuning variants
 #                              (PORTBENCH_GDR_CHOSEN_ONLY=1: chosen plans only)
 #   bundles-gdr/cutile_rust_chunked  the same configurations with the chunked kernel as the chosen
@@ -19,7 +19,7 @@ OUT=bundles-gdr
 mkdir -p build "$OUT"
 python3 - "$SUITE" <<'PY'
 import json, sys
-ops = ("recurrent_gated_delta_rule", "chunk_gated_delta_rule")
+ops = ("recurrent_gated_delta_rule", "chunk_gated_delta_rule", "moe_align_block")
 suite = json.load(open("configs/tilegym.json"))
 configs = [c for c in suite["configs"] if c["op"] in ops]
 json.dump({"suite": "tilegym-gdr", "about": "the gated-delta-rule configurations of configs/tilegym.json (scripts/gdr_bundles.sh)",
@@ -37,9 +37,11 @@ import json, sys
 configs = json.load(open(sys.argv[1]))["configs"]
 record = {"schema": "portbench.tuning-record/1", "frontend": "cutile_rust", "target": "h200",
           "about": "scripts/gdr_bundles.sh: the chunked kernel for every gated-delta-rule configuration",
-          "choices": [{"op": c["op"], "params": c["params"], "variant": "chunked_c64_bv64_o1"} for c in configs]}
+          "choices": [{"op": c["op"], "params": c["params"], "variant": "chunked_c64_bv64_o1"} for c in configs
+                      if c["op"] != "moe_align_block"]}
 json.dump(record, open(sys.argv[2], "w"), indent=1)
 PY
-kernels/cutile_rust/export.sh "$SUITE" "$OUT/cutile_rust_chunked" --chosen-only --tuning build/gdr_chunked_tuning.json \
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['configs']=[c for c in d['configs'] if c['op']!='moe_align_block']; json.dump(d,open(sys.argv[2],'w'),indent=1)" "$SUITE" build/gdr_only.json
+kernels/cutile_rust/export.sh build/gdr_only.json "$OUT/cutile_rust_chunked" --chosen-only --tuning build/gdr_chunked_tuning.json \
   | tee build/gdr_export_rust_chunked.log | grep -E '^(summary|skip):'
 echo "[gdr] cutile_rust_chunked exported in $(( $(date +%s) - start )) s in all"
