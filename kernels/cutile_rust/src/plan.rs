@@ -24,6 +24,8 @@ pub const OPERATORS: &[&str] = &[
     "bmm",
     "group_gemm",
     "splitk_reduce",
+    // Decode attention, multi-kernel plans: crate::decode.
+    "flash_decode",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

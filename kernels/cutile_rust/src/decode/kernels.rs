@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+//! portbench's cuTile Rust decode attention: the split-KV pass of flash_decode (module
+//! `portbench_decode`). The reduce over the splits is `crate::gemm`'s `splitk_reduce`, bound to
+//! the same scratch buffers (docs/cutile-rust.md, "Decode attention").
+//!
+//! Facts the kernel relies on:
+//! - One tile block per (batch, KV head, split): all `group` query heads that read that KV head
+//!   are one `[G, D]` tile (`G = max(8, pow2(group))`, the rows past `group` read as zero and
+//!   are never stored), so each key and value is loaded once per block.
+//! - `D` is the head dimension rounded up to a power of two: the padded columns of q, k and v
+//!   read as zero (zero-padded partition views), which leaves every dot product exact and the
+//!   padded output columns zero; stores drop the lanes outside the scratch views.
+//! - Split `s` owns keys `[s*len, min((s+1)*len, S))`, `len` a multiple of `BN`; the plan makes
+//!   every split non-empty, so each block's first tile holds a key and its running maximum is
+//!   finite after it. Keys at or past `S` (only in the sequence's last tile) score `-inf`.
+//! - Scores are kept in base 2: `qk_scale = sm_scale * log2(e)`, probabilities `2^(s - m)`, and
+//!   the block writes its normalised partial output and `lse = m + log2(l)` (base 2), which is
+//!   what `splitk_reduce` weighs by `2^(lse - max lse)`.
+
+#[cutile::module]
+pub mod portbench_decode {
+    use cutile::core::*;
+
+    /// flash_decode's split-KV pass. `q` is the `[B, Hkv, group, D]` view of q `[B, Hq, 1, D]`
+    /// (query head `h` reads KV head `h / group`), `k` and `v` are `[B, Hkv, S, D]`;
+    /// `partial_o` is the `[B, Hkv, group, splits, D]` view of the scratch buffer `[B, Hq,
+    /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
+    /// Grid `(B, Hkv, splits)`.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let start: i32 = pid.2 * len;
+        let end: i32 = min(start + len, s_kv);
+        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let first: i32 = start / BN;
+
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let qt: Tile<T, { [1, 1, G, D] }> = q_p.load([pid.0, pid.1, 0i32, 0i32]);
+        let qt: Tile<T, { [G, D] }> = qt.reshape(shape![G, D]);
+        let qt: Tile<T, { [D, G] }> = qt.transpose();
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+
+        let scale: Tile<f32, { [BN, G] }> = broadcast_scalar(qk_scale, shape![BN, G]);
+        let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let offs: Tile<i32, { [BN, G] }> = offs.reshape(shape![BN, 1]).broadcast(shape![BN, G]);
+        let s_kv_t: Tile<i32, { [BN, G] }> = s_kv.broadcast(shape![BN, G]);
+        let neg: Tile<f32, { [BN, G] }> = constant(f32::NEG_INFINITY, shape![BN, G]);
+
+        let mut m_i: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        let mut l_i: Tile<f32, { [1, G] }> = constant(0.0f32, shape![1, G]);
+        let mut acc: Tile<f32, { [D, G] }> = constant(0.0f32, shape![D, G]);
+        for j in 0i32..tiles {
+            let t: i32 = first + j;
+            let kt: Tile<T, { [1, 1, BN, D] }> = k_p.load([pid.0, pid.1, t, 0i32]);
+            let kt: Tile<T, { [BN, D] }> = kt.reshape(shape![BN, D]);
+            // Scores of the tile's keys for every query head of the group: [BN, G].
+            let zero: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
+            let mut s: Tile<f32, { [BN, G] }> = mmaf(kt, qt, zero);
+            s = s * scale;
+            if (t + 1i32) * BN > s_kv {
+                let pos: Tile<i32, { [BN, G] }> = broadcast_scalar(t * BN, shape![BN, G]) + offs;
+                let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t);
+                s = select(inside, s, neg);
+            }
+            let mx: Tile<f32, { [G] }> = reduce_max(s, 0i32);
+            let mx: Tile<f32, { [1, G] }> = mx.reshape(shape![1, G]);
+            let m_new: Tile<f32, { [1, G] }> = max_tile(m_i, mx);
+            let p: Tile<f32, { [BN, G] }> = exp2(s - m_new.broadcast(shape![BN, G]), ftz::Disabled);
+            let alpha: Tile<f32, { [1, G] }> = exp2(m_i - m_new, ftz::Disabled);
+            let ls: Tile<f32, { [G] }> = reduce_sum(p, 0i32);
+            l_i = l_i * alpha + ls.reshape(shape![1, G]);
+            acc = acc * alpha.broadcast(shape![D, G]);
+            let vt: Tile<T, { [1, 1, BN, D] }> = v_p.load([pid.0, pid.1, t, 0i32]);
+            let vt: Tile<T, { [BN, D] }> = vt.reshape(shape![BN, D]);
+            let vt: Tile<T, { [D, BN] }> = vt.transpose();
+            let pt: Tile<T, { [BN, G] }> = convert_tile(p);
+            acc = mmaf(vt, pt, acc);
+            m_i = m_new;
+        }
+
+        let out: Tile<f32, { [D, G] }> = acc / l_i.broadcast(shape![D, G]);
+        let out: Tile<f32, { [G, D] }> = out.transpose();
+        let out: Tile<T, { [G, D] }> = convert_tile(out);
+        let out: Tile<T, { [1, 1, G, 1, D] }> = out.reshape(shape![1, 1, G, 1, D]);
+        let mut o_p: PartitionMut<T, { [1, 1, G, 1, D] }> = unsafe { partial_o.partition_full_mut(shape![1, 1, G, 1, D]) };
+        unsafe {
+            store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+        let l2: Tile<f32, { [1, G] }> = m_i + log2(l_i);
+        let l2: Tile<f32, { [1, 1, G, 1] }> = l2.reshape(shape![1, 1, G, 1]);
+        let mut l_p: PartitionMut<f32, { [1, 1, G, 1] }> = unsafe { lse.partition_full_mut(shape![1, 1, G, 1]) };
+        unsafe {
+            store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+    }
+}
