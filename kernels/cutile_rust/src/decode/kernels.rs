@@ -103,4 +103,97 @@ pub mod portbench_decode {
             store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
     }
+
+    /// MLA decode (weight-absorbed), one split of the keys: `kv [B, S, D]` is both keys and
+    /// values, `kpe [B, S, DPE]` the keys' position part; scores are `q.kv + qpe.kpe`. `q [B, H,
+    /// D]`, `qpe [B, H, DPE]`; block `(head block, b, split)` takes `TH` heads (rows past H read
+    /// as zero and are never stored) and keys `[split*len, min((split+1)*len, S))`. It writes its
+    /// normalised output to `o [B, H, splits, D]` and `lse = m + log2(l)` to `lse [B, H,
+    /// splits]`: with one split these are the operator's `o` (seen as `[B, H, 1, D]`) and `lse`
+    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. Each kv tile is
+    /// loaded once and serves as the keys and the values. Loads carry latency hint 2 (tilegym's).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32>(
+        q: &Tensor<T, { [-1, -1, -1] }>,
+        qpe: &Tensor<T, { [-1, -1, -1] }>,
+        kv: &Tensor<T, { [-1, -1, -1] }>,
+        kpe: &Tensor<T, { [-1, -1, -1] }>,
+        o: &Tensor<T, { [-1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1] }>,
+        qk_scale: f32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(kv.shape(), 1i32);
+        let start: i32 = pid.2 * len;
+        let end: i32 = min(start + len, s_kv);
+        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let first: i32 = start / BN;
+
+        let q_p: Partition<T, { [1, TH, D] }> = q.partition(shape![1, TH, D]);
+        let qt: Tile<T, { [1, TH, D] }> = q_p.load([pid.1, pid.0, 0i32]);
+        let qt: Tile<T, { [TH, D] }> = qt.reshape(shape![TH, D]);
+        let qt: Tile<T, { [D, TH] }> = qt.transpose();
+        let qpe_p: Partition<T, { [1, TH, DPE] }> = qpe.partition(shape![1, TH, DPE]);
+        let qpet: Tile<T, { [1, TH, DPE] }> = qpe_p.load([pid.1, pid.0, 0i32]);
+        let qpet: Tile<T, { [TH, DPE] }> = qpet.reshape(shape![TH, DPE]);
+        let qpet: Tile<T, { [DPE, TH] }> = qpet.transpose();
+        let kv_p: Partition<T, { [1, BN, D] }> = kv.partition(shape![1, BN, D]);
+        let kpe_p: Partition<T, { [1, BN, DPE] }> = kpe.partition(shape![1, BN, DPE]);
+
+        let scale: Tile<f32, { [BN, TH] }> = broadcast_scalar(qk_scale, shape![BN, TH]);
+        let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let offs: Tile<i32, { [BN, TH] }> = offs.reshape(shape![BN, 1]).broadcast(shape![BN, TH]);
+        let s_kv_t: Tile<i32, { [BN, TH] }> = s_kv.broadcast(shape![BN, TH]);
+        let neg: Tile<f32, { [BN, TH] }> = constant(f32::NEG_INFINITY, shape![BN, TH]);
+
+        let mut m_i: Tile<f32, { [1, TH] }> = constant(f32::NEG_INFINITY, shape![1, TH]);
+        let mut l_i: Tile<f32, { [1, TH] }> = constant(0.0f32, shape![1, TH]);
+        let mut acc: Tile<f32, { [D, TH] }> = constant(0.0f32, shape![D, TH]);
+        for j in 0i32..tiles {
+            let t: i32 = first + j;
+            let kvt: Tile<T, { [1, BN, D] }> =
+                load_view_tko(&kv_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kvt: Tile<T, { [BN, D] }> = kvt.reshape(shape![BN, D]);
+            let kpet: Tile<T, { [1, BN, DPE] }> =
+                load_view_tko(&kpe_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kpet: Tile<T, { [BN, DPE] }> = kpet.reshape(shape![BN, DPE]);
+            let zero: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
+            let s0: Tile<f32, { [BN, TH] }> = mmaf(kvt, qt, zero);
+            let mut s: Tile<f32, { [BN, TH] }> = mmaf(kpet, qpet, s0);
+            s = s * scale;
+            if (t + 1i32) * BN > s_kv {
+                let pos: Tile<i32, { [BN, TH] }> = broadcast_scalar(t * BN, shape![BN, TH]) + offs;
+                let inside: Tile<bool, { [BN, TH] }> = lt_tile(pos, s_kv_t);
+                s = select(inside, s, neg);
+            }
+            let mx: Tile<f32, { [TH] }> = reduce_max(s, 0i32);
+            let mx: Tile<f32, { [1, TH] }> = mx.reshape(shape![1, TH]);
+            let m_new: Tile<f32, { [1, TH] }> = max_tile(m_i, mx);
+            let p: Tile<f32, { [BN, TH] }> = exp2(s - m_new.broadcast(shape![BN, TH]), ftz::Disabled);
+            let alpha: Tile<f32, { [1, TH] }> = exp2(m_i - m_new, ftz::Disabled);
+            let ls: Tile<f32, { [TH] }> = reduce_sum(p, 0i32);
+            l_i = l_i * alpha + ls.reshape(shape![1, TH]);
+            acc = acc * alpha.broadcast(shape![D, TH]);
+            let vt: Tile<T, { [D, BN] }> = kvt.transpose();
+            let pt: Tile<T, { [BN, TH] }> = convert_tile(p);
+            acc = mmaf(vt, pt, acc);
+            m_i = m_new;
+        }
+
+        let out: Tile<f32, { [D, TH] }> = acc / l_i.broadcast(shape![D, TH]);
+        let out: Tile<f32, { [TH, D] }> = out.transpose();
+        let out: Tile<T, { [TH, D] }> = convert_tile(out);
+        let out: Tile<T, { [1, TH, 1, D] }> = out.reshape(shape![1, TH, 1, D]);
+        let mut o_p: PartitionMut<T, { [1, TH, 1, D] }> = unsafe { o.partition_full_mut(shape![1, TH, 1, D]) };
+        unsafe {
+            store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+        let l2: Tile<f32, { [1, TH] }> = m_i + log2(l_i);
+        let l2: Tile<f32, { [1, TH, 1] }> = l2.reshape(shape![1, TH, 1]);
+        let mut l_p: PartitionMut<f32, { [1, TH, 1] }> = unsafe { lse.partition_full_mut(shape![1, TH, 1]) };
+        unsafe {
+            store_view_tko_mut(&mut l_p, l2, [pid.1, pid.0, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+    }
 }

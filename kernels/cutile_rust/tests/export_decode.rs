@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+//! Decode attention end to end, without a GPU: the exporter binary on tests/data/decode.json
+//! (small flash_decode configurations, KV lengths that are no multiple of the key tile, and
+//! configurations the port cannot express), then checks of every cubin with `cuobjdump`, of the
+//! two-kernel launch plans (the split-KV pass then splitk_reduce, the scratch buffers they
+//! share and the views the launches bind on them), of the skip reasons and `unsupported[]`, and
+//! `portbench inspect` on the bundle (the harness's own checks before a run).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use portbench_cutile_rust::elf::Cubin;
+use portbench_cutile_rust::export::{config_id, find_tileiras, sha256_hex};
+use serde_json::{json, Value};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `$PORTBENCH_BIN`, else the newest `build/<preset>/harness/cli/portbench` of this checkout.
+fn portbench() -> PathBuf {
+    if let Some(p) = std::env::var_os("PORTBENCH_BIN").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(repo().join("build"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("harness/cli/portbench"))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p).expect("no portbench binary: build the harness (cmake --build --preset dev) or set PORTBENCH_BIN")
+}
+
+fn cuobjdump() -> PathBuf {
+    if let Some(p) = std::env::var_os("CUOBJDUMP") {
+        return PathBuf::from(p);
+    }
+    let p = find_tileiras().expect("tileiras (scripts/setup.sh installs it)").parent().unwrap().join("cuobjdump");
+    assert!(p.is_file(), "cuobjdump not next to tileiras at {} (set CUOBJDUMP)", p.display());
+    p
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{cmd:?} failed: {}\n{text}", out.status);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `(offset, size)` of every KPARAM_INFO record of `.nv.info.<entry>` in `cuobjdump -elf`
+/// output, by ordinal.
+fn cuobjdump_kparams(elf_text: &str, entry: &str) -> Vec<(u32, u32)> {
+    let header = format!(".nv.info.{entry}");
+    let start = elf_text.lines().position(|l| l.trim() == header).unwrap_or_else(|| panic!("no {header} section"));
+    let hex = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).unwrap();
+    let mut params = Vec::new();
+    for line in elf_text.lines().skip(start + 1).take_while(|l| !l.starts_with('.')) {
+        if line.contains("Ordinal :") {
+            let field = |name: &str| {
+                let rest = &line[line.find(name).unwrap() + name.len()..];
+                hex(rest.trim_start().trim_start_matches(':').split_whitespace().next().unwrap())
+            };
+            params.push((field("Ordinal"), field("Offset"), field("Size")));
+        }
+    }
+    params.sort();
+    params.into_iter().map(|(_, o, s)| (o, s)).collect()
+}
+
+/// Offsets and sizes of manifest parameters packed at natural alignment (docs/bundle-manifest.md).
+fn packed(params: &[Value]) -> Vec<(u32, u32)> {
+    let mut at = 0u32;
+    params
+        .iter()
+        .map(|p| {
+            let size = match p["kind"].as_str().unwrap() {
+                "ptr" | "scratch" | "null" | "ptr_table" => 8,
+                _ if p["type"].as_str().unwrap().ends_with("64") => 8,
+                _ => 4,
+            };
+            at = at.next_multiple_of(size);
+            let r = (at, size);
+            at += size;
+            r
+        })
+        .collect()
+}
+
+/// For every `scratch` parameter of a launch: the buffer's name and the bytes its view reaches
+/// (`1 + sum (extent - 1) * stride` elements of `elem` bytes), from the `rank` extents and
+/// `rank` strides that follow it as literals.
+fn scratch_views(params: &[Value], ranks: &[(&str, usize, u64)]) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        if p["kind"] != "scratch" {
+            continue;
+        }
+        let name = p["name"].as_str().unwrap();
+        let &(_, rank, elem) = ranks.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("scratch {name}"));
+        let lit = |j: usize| {
+            let q = &params[i + 1 + j];
+            assert_eq!(q["kind"], "literal", "{name}: view extents and strides are literals");
+            q["value"].as_u64().unwrap()
+        };
+        let last: u64 = (0..rank).map(|d| (lit(d) - 1) * lit(rank + d)).sum();
+        out.push((name.to_string(), (last + 1) * elem));
+    }
+    out
+}
+
+#[test]
+fn exports_flash_decode_as_two_kernels_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/decode.json");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("portbench-decode-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let stdout = run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export"))
+        .arg("--suite")
+        .arg(&suite_path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--chosen-only"));
+
+    let skips: Vec<&str> = stdout.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: flash_decode/batch=1,dtype=float32,group_size=1,head_dim=64,num_kv_heads=8,num_q_heads=8,seq_len=256: unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands",
+        "skip: cutile_rust: flash_decode/batch=1,dtype=float16,group_size=1,head_dim=512,num_kv_heads=8,num_q_heads=8,seq_len=256: head_dim 512: the head-dimension tile 512 exceeds 256 (the [keys, head_dim] tiles and the accumulator must stay in registers)",
+    ];
+    assert_eq!(skips, want, "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("summary: cutile_rust/flash_decode: exported 3 of 5")), "{stdout}");
+
+    let dir = out.join("flash_decode");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some("flash_decode"), Some("sm_90")));
+    // The reasons again in unsupported[], which `portbench run` prints for unpaired configurations.
+    let in_manifest: Vec<String> = m["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| format!("skip: cutile_rust: {}: {}", config_id("flash_decode", &u["params"]), u["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(in_manifest, want);
+    let exported: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
+    let expected: Vec<&Value> = suite["configs"].as_array().unwrap()[..3].iter().map(|c| &c["params"]).collect();
+    assert_eq!(exported, expected);
+
+    // Every cubin: its hash, an sm_90 Tile IR ELF, its entry an entry symbol, and the
+    // parameter table cuobjdump reads is the one every launch of it packs.
+    let cuobjdump = cuobjdump();
+    let mut tables = std::collections::BTreeMap::new();
+    for c in m["cubins"].as_array().unwrap() {
+        let file = c["file"].as_str().unwrap();
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        assert_eq!(c["sha256"].as_str().unwrap(), sha256_hex(&bytes), "{file}");
+        let cubin = Cubin::parse(&bytes).unwrap();
+        assert_eq!((cubin.sm(), cubin.kernels.len()), (90, 1), "{file}");
+        let elf = run(Command::new(&cuobjdump).arg("-elf").arg(dir.join(file)));
+        assert!(elf.lines().any(|l| l.contains("64-bit ELF") && l.contains("sm=90")), "{file}");
+        assert!(elf.contains("CUDA Virtual SM: sm_90") && elf.contains("TILEIR"), "{file}");
+        let symbols = run(Command::new(&cuobjdump).arg("-symbols").arg(dir.join(file)));
+        let entry = &cubin.kernels[0].name;
+        assert!(symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with(entry.as_str())), "{file}: {symbols}");
+        tables.insert(file.to_string(), (entry.clone(), cuobjdump_kparams(&elf, entry)));
+    }
+
+    let elem = |dtype: &str| if dtype == "float32" { 4 } else { 2 };
+    for c in m["configs"].as_array().unwrap() {
+        let p = &c["params"];
+        let int = |k: &str| p[k].as_i64().unwrap();
+        let (b, hq, hkv, s, d) = (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"));
+        let t = &c["tuning"];
+        let (splits, len) = (t["num_kv_splits"].as_i64().unwrap(), t["kv_len_per_split"].as_i64().unwrap());
+        // Every split holds keys, together they cover the sequence, in whole key tiles.
+        assert!((splits - 1) * len < s && splits * len >= s && len % t["key_tile"].as_i64().unwrap() == 0, "{p}");
+        assert_ne!(s % t["key_tile"].as_i64().unwrap(), 0, "{p}: the test suite's KV lengths are no tile multiples");
+        let e = elem(p["dtype"].as_str().unwrap()) as i64;
+        // The scratch: partials [B, Hq, splits, D] and base-2 LSEs [B, Hq, splits] f32.
+        assert_eq!(
+            c["scratch"],
+            json!([{"name": "partial_o", "bytes": b * hq * splits * d * e, "init": "none"}, {"name": "lse", "bytes": b * hq * splits * 4, "init": "none"}]),
+            "{p}"
+        );
+        // The plan: the pass over (B, Hkv, splits) then the reduce over (B, Hq, D tiles).
+        let l = c["launches"].as_array().unwrap();
+        let entries: Vec<&str> = l.iter().map(|x| x["entry"].as_str().unwrap()).collect();
+        assert_eq!(entries, ["decode_split_entry", "splitk_reduce_entry"], "{p}");
+        assert_eq!(l[0]["grid"], json!([b, hkv, splits]), "{p}");
+        let td = t["stages"][1]["tile_d"].as_i64().unwrap();
+        assert_eq!(l[1]["grid"], json!([b, hq, (d + td - 1) / td]), "{p}");
+        for x in l {
+            assert_eq!((x["block"].clone(), x["shared_bytes"].clone(), x["cluster"].clone()), (json!([1, 1, 1]), json!(0), json!([1, 1, 1])));
+            let (entry, table) = &tables[x["cubin"].as_str().unwrap()];
+            assert_eq!(x["entry"].as_str().unwrap(), entry);
+            assert_eq!(&packed(x["params"].as_array().unwrap()), table, "{p}: {entry} parameters vs cuobjdump");
+        }
+        // Both launches see all of each scratch buffer, no more: the pass through
+        // [B, Hkv, group, splits, D] and [B, Hkv, group, splits], the reduce [B, Hq, splits, D]
+        // and [B, Hq, splits].
+        let full = vec![("partial_o".to_string(), (b * hq * splits * d * e) as u64), ("lse".to_string(), (b * hq * splits * 4) as u64)];
+        let pass = scratch_views(l[0]["params"].as_array().unwrap(), &[("partial_o", 5, e as u64), ("lse", 4, 4)]);
+        let reduce = scratch_views(l[1]["params"].as_array().unwrap(), &[("partial_o", 4, e as u64), ("lse", 3, 4)]);
+        assert_eq!((pass, reduce), (full.clone(), full), "{p}");
+        // The reduce weighs every split, and stores o through its [B, Hq, D] view.
+        let rp = l[1]["params"].as_array().unwrap();
+        assert_eq!(rp.last().unwrap(), &json!({"kind": "literal", "type": "i32", "value": splits}));
+        assert_eq!(rp[16], json!({"kind": "ptr", "tensor": "o"}));
+        assert_eq!(&rp[17..23], &[b, hq, d, hq * d, d, 1].map(|v| json!({"kind": "literal", "type": "i32", "value": v}))[..]);
+    }
+
+    let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
+    assert!(text.contains("check     OK: 6 launches in 3 configs"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}
