@@ -26,6 +26,8 @@ pub const OPERATORS: &[&str] = &[
     "splitk_reduce",
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",
+    "mla_decoding",
+    "mla_decoding_split_kv",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

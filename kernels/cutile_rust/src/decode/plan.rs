@@ -17,7 +17,7 @@ use crate::plan::{ceil_div, grid_of, param_f64_or, param_i64, param_int_or, para
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["flash_decode"];
+pub const OPERATORS: &[&str] = &["flash_decode", "mla_decoding", "mla_decoding_split_kv"];
 
 /// A scratch buffer a plan declares (manifest `configs[].scratch[]`, `init` `none`: every
 /// byte the reduce reads is written by the pass before it).
@@ -135,6 +135,11 @@ fn lit_i32(name: &str, v: i64) -> KernelArg {
     KernelArg::Scalar { name: name.into(), ty: ScalarType::I32, value: LitValue::Int(v) }
 }
 
+/// A view of the operator's tensor `t.name` with `t`'s shape and strides (literals).
+fn view_arg(t: &TensorLayout) -> KernelArg {
+    KernelArg::View { name: t.name.clone(), offset: 0, shape: t.shape.clone(), strides: t.strides.clone(), partition: None }
+}
+
 fn scratch_arg(t: &TensorLayout) -> KernelArg {
     KernelArg::Scratch { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition: None }
 }
@@ -161,7 +166,7 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     let ls = TensorLayout::strided("lse", &[b, hkv, group, n], &[hq * n, group * n, n, 1], 4);
     let qk_scale = x.scale * std::f64::consts::LOG2_E;
     let pass_args = vec![
-        KernelArg::View { name: "q".into(), offset: 0, shape: q.shape.clone(), strides: q.strides.clone(), partition: None },
+        view_arg(&q),
         tensor_arg(&kt, None),
         tensor_arg(&vt, None),
         scratch_arg(&po),
@@ -194,40 +199,8 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     };
 
     // The reduce: crate::gemm's splitk_reduce over the same buffers, o seen as [B, Hq, D].
-    let (s2, td) = (pow2_ceil(n), pow2_ceil(d).clamp(16, 128));
-    ensure!(s2 * td <= 65536, "{s2} splits x {td} columns per block is too large a reduce tile");
-    let po = TensorLayout::contiguous("partial_o", &[b, hq, n, d], x.bytes);
-    let ls = TensorLayout::contiguous("lse", &[b, hq, n], 4);
     let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], x.bytes);
-    let reduce_args = vec![
-        scratch_arg(&po),
-        scratch_arg(&ls),
-        KernelArg::View { name: "o".into(), offset: 0, shape: o.shape.clone(), strides: o.strides.clone(), partition: None },
-        // Every split holds keys.
-        lit_i32("valid", n),
-    ];
-    let reduce_tensors = vec![po.clone(), ls.clone(), o];
-    let mut reduce_tuning = Map::new();
-    reduce_tuning.insert("kernel".into(), json!("splitk_reduce"));
-    reduce_tuning.insert("tile_d".into(), json!(td));
-    reduce_tuning.insert("splits_tile".into(), json!(s2));
-    reduce_tuning.insert("valid_splits".into(), json!(n));
-    reduce_tuning.insert("occupancy".into(), json!(REDUCE_OCCUPANCY));
-    reduce_tuning.insert("specialization".into(), specialization_json(&reduce_tensors));
-    let reduce = Plan {
-        kernel: "splitk_reduce",
-        elem: x.elem,
-        generics: vec![x.elem.to_string(), s2.to_string(), td.to_string()],
-        args: reduce_args,
-        tensors: reduce_tensors,
-        grid: grid_of(&[b, hq, d], &[1, 1, td])?,
-        tuning: reduce_tuning,
-        stem: format!("splitk_reduce_{}_s{s2}_d{td}_o{REDUCE_OCCUPANCY}", x.elem),
-        variant: k.name(),
-        occupancy: Some(REDUCE_OCCUPANCY),
-        worker_warps: None,
-        extra_launches: Vec::new(),
-    };
+    let reduce = reduce_stage(x.elem, x.bytes, b, hq, n, d, view_arg(&o), o, &k.name())?;
 
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["decode_split", "splitk_reduce"]));
@@ -254,6 +227,212 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     })
 }
 
+/// mla_decoding's and mla_decoding_split_kv's configuration as the reference reads it
+/// (reference/src/ops/mla_decoding.cpp): q [B, H, D], qpe [B, H, Dpe], kv [B, S, D], kpe
+/// [B, S, Dpe], o [B, H, D] (and mla_decoding's lse [B, H] f32, base 2).
+struct MlaShape {
+    b: i64,
+    h: i64,
+    s: i64,
+    d: i64,
+    dpe: i64,
+    scale: f64,
+    elem: &'static str,
+    bytes: i32,
+}
+
+fn mla_shape(params: &Value, split: bool) -> Result<MlaShape> {
+    let b = param_i64(params, "batch")?;
+    let h = param_i64(params, "num_heads")?;
+    let s = param_i64(params, if split { "seq_len" } else { "S_kv" })?;
+    let d = param_int_or(params, if split { "head_dim" } else { "BLOCK_D" }, 512)?;
+    let dpe = param_int_or(params, if split { "kpe_dim" } else { "BLOCK_KPE" }, 64)?;
+    ensure!(d > 0 && dpe > 0, "head dimensions must be positive, got {d} and {dpe}");
+    let scale = param_f64_or(params, "sm_scale", 1.0 / ((d + dpe) as f64).sqrt())?;
+    let dtype = param_str(params, "dtype")?;
+    let (elem, bytes) = match dtype {
+        "float16" => ("f16", 2),
+        "bfloat16" => ("bf16", 2),
+        other => bail!("unsupported dtype {other:?}: the MLA pass's tensor-core products take float16 or bfloat16 operands"),
+    };
+    for (what, v) in [("head_dim", d), ("kpe_dim", dpe)] {
+        ensure!(v & (v - 1) == 0 && v >= 16, "{what} {v} is not a power of two >= 16 (tilegym's kernels require it too)");
+    }
+    ensure!(d <= 512 && dpe <= 128, "head dimensions {d} + {dpe} exceed the 512 + 128 the pass keeps in one tile");
+    for (name, n) in [("kv", b * s * d), ("q", b * h * d)] {
+        ensure!(
+            n <= i32::MAX as i64,
+            "tensor {name} has {n} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)"
+        );
+    }
+    Ok(MlaShape { b, h, s, d, dpe, scale, elem, bytes })
+}
+
+/// The knobs of an MLA plan: heads per block (`TH`, tilegym: 16), keys per tile (`BN`;
+/// tilegym: 64 for mla_decoding on sm_90, 128 for the split-KV pass) and the pass's occupancy
+/// hint (tilegym: none for mla_decoding, 2 for the split-KV pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MlaKnobs {
+    pub th: i64,
+    pub bn: i64,
+    pub occupancy: Option<i32>,
+}
+
+impl MlaKnobs {
+    pub fn name(&self) -> String {
+        let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
+        format!("h{}_n{}_{occ}", self.th, self.bn)
+    }
+}
+
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None };
+pub const MLA_SPLIT_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 128, occupancy: Some(2) };
+
+/// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
+/// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
+pub fn mla_splits_for(b: i64, s: i64, bn: i64, sms: i64) -> Splits {
+    let aim = (sms / b).max(1);
+    let len = pow2_ceil(s / aim).max(bn);
+    Splits { splits: ceil_div(s, len), len }
+}
+
+/// The MLA pass over `n` splits of `len` keys, writing to its parameters `o` and `lse`
+/// (layouts `[B, H, n, D]` and `[B, H, n]` named after the kernel's parameters, and what they
+/// bind: a view of the operator's tensor or of a scratch buffer).
+fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg), lse: (TensorLayout, KernelArg)) -> Result<Plan> {
+    ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
+    ensure!(k.th >= 16 && k.th & (k.th - 1) == 0, "head tile {} must be a power of two >= 16", k.th);
+    let (b, h, s, d, dpe) = (x.b, x.h, x.s, x.d, x.dpe);
+    let q = TensorLayout::contiguous("q", &[b, h, d], x.bytes);
+    let qpe = TensorLayout::contiguous("qpe", &[b, h, dpe], x.bytes);
+    let kv = TensorLayout::contiguous("kv", &[b, s, d], x.bytes);
+    let kpe = TensorLayout::contiguous("kpe", &[b, s, dpe], x.bytes);
+    let qk_scale = x.scale * std::f64::consts::LOG2_E;
+    let args = vec![
+        tensor_arg(&q, None),
+        tensor_arg(&qpe, None),
+        tensor_arg(&kv, None),
+        tensor_arg(&kpe, None),
+        o.1,
+        lse.1,
+        KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale) },
+        lit_i32("len", sp.len),
+    ];
+    let tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("mla_split"));
+    tuning.insert("head_tile".into(), json!(k.th));
+    tuning.insert("key_tile".into(), json!(k.bn));
+    tuning.insert("load_latency".into(), json!(2));
+    tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
+    Ok(Plan {
+        kernel: "mla_split",
+        elem: x.elem,
+        generics: vec![x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string()],
+        args,
+        tensors,
+        grid: grid_of(&[h, b, sp.splits], &[k.th, 1, 1])?,
+        tuning,
+        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}", x.elem, k.th, k.bn),
+        variant: k.name(),
+        occupancy: k.occupancy,
+        worker_warps: None,
+        extra_launches: Vec::new(),
+    })
+}
+
+/// The reduce stage: `crate::gemm`'s splitk_reduce over the scratch partials `[B, H, n, D]` and
+/// LSEs `[B, H, n]`, storing `o` (the operator's tensor or a view of it, `[B, H, D]`).
+fn reduce_stage(elem: &'static str, bytes: i32, b: i64, h: i64, n: i64, d: i64, o: KernelArg, o_layout: TensorLayout, variant: &str) -> Result<Plan> {
+    let (s2, td) = (pow2_ceil(n), pow2_ceil(d).clamp(16, 128));
+    ensure!(s2 * td <= 65536, "{s2} splits x {td} columns per block is too large a reduce tile");
+    let po = TensorLayout::contiguous("partial_o", &[b, h, n, d], bytes);
+    let ls = TensorLayout::contiguous("lse", &[b, h, n], 4);
+    // Every split holds keys.
+    let args = vec![scratch_arg(&po), scratch_arg(&ls), o, lit_i32("valid", n)];
+    let tensors = vec![po, ls, o_layout];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("splitk_reduce"));
+    tuning.insert("tile_d".into(), json!(td));
+    tuning.insert("splits_tile".into(), json!(s2));
+    tuning.insert("valid_splits".into(), json!(n));
+    tuning.insert("occupancy".into(), json!(REDUCE_OCCUPANCY));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "splitk_reduce",
+        elem,
+        generics: vec![elem.to_string(), s2.to_string(), td.to_string()],
+        args,
+        tensors,
+        grid: grid_of(&[b, h, d], &[1, 1, td])?,
+        tuning,
+        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{REDUCE_OCCUPANCY}"),
+        variant: variant.to_string(),
+        occupancy: Some(REDUCE_OCCUPANCY),
+        worker_warps: None,
+        extra_launches: Vec::new(),
+    })
+}
+
+/// mla_decoding as tilegym plans it: one pass over all keys (one split), writing o and the
+/// base-2 lse directly.
+fn plan_mla_decoding(params: &Value, k: MlaKnobs) -> Result<StagedPlan> {
+    let x = mla_shape(params, false)?;
+    if let Some(t) = params.get("transpose") {
+        ensure!(t.as_bool() != Some(false), "transpose = false: tilegym's MLA decode (and this port) take transpose = true only");
+    }
+    let (b, h, d) = (x.b, x.h, x.d);
+    let sp = Splits { splits: 1, len: ceil_div(x.s, k.bn) * k.bn };
+    let o = TensorLayout::strided("o", &[b, h, 1, d], &[h * d, d, d, 1], x.bytes);
+    let lse = TensorLayout::strided("lse", &[b, h, 1], &[h, 1, 1], 4);
+    let (o_arg, lse_arg) = (view_arg(&o), view_arg(&lse));
+    let pass = mla_pass(&x, k, sp, (o, o_arg), (lse, lse_arg))?;
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["mla_split"]));
+    tuning.insert("num_kv_splits".into(), json!(1));
+    tuning.insert("split_rule".into(), json!("one pass over all keys per (head block, batch), as tilegym's mla_decoding"));
+    tuning.insert("qk_scale".into(), json!(x.scale * std::f64::consts::LOG2_E));
+    Ok(StagedPlan { variant: k.name(), tuning, scratch: Vec::new(), stages: vec![pass] })
+}
+
+/// mla_decoding_split_kv: the pass over tilegym's splits into scratch, then the reduce.
+fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPlan> {
+    let x = mla_shape(params, true)?;
+    let (b, h, d) = (x.b, x.h, x.d);
+    let sp = mla_splits_for(b, x.s, k.bn, t.sm_count);
+    let n = sp.splits;
+    // The pass's parameter `o` sees the scratch buffer `partial_o`.
+    let po = TensorLayout::contiguous("o", &[b, h, n, d], x.bytes);
+    let po_arg = KernelArg::Scratch { name: "partial_o".into(), shape: po.shape.clone(), strides: po.strides.clone(), partition: None };
+    let ls = TensorLayout::contiguous("lse", &[b, h, n], 4);
+    let ls_arg = scratch_arg(&ls);
+    let pass = mla_pass(&x, k, sp, (po, po_arg), (ls, ls_arg))?;
+    let o = TensorLayout::contiguous("o", &[b, h, d], x.bytes);
+    let reduce = reduce_stage(x.elem, x.bytes, b, h, n, d, tensor_arg(&o, None), o, &k.name())?;
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["mla_split", "splitk_reduce"]));
+    tuning.insert("num_kv_splits".into(), json!(n));
+    tuning.insert("kv_len_per_split".into(), json!(sp.len));
+    tuning.insert(
+        "split_rule".into(),
+        json!(format!("splits = ceil(S / len), len = max({}, pow2(S / max(1, {} SMs / B)))", k.bn, t.sm_count)),
+    );
+    tuning.insert("key_tile".into(), json!(k.bn));
+    tuning.insert("qk_scale".into(), json!(x.scale * std::f64::consts::LOG2_E));
+    tuning.insert("partials".into(), json!(format!("{} [B, H, splits, D], LSE f32 base 2 [B, H, splits]", x.elem)));
+    Ok(StagedPlan {
+        variant: k.name(),
+        tuning,
+        scratch: vec![
+            Scratch { name: "partial_o".into(), bytes: b * h * n * d * x.bytes as i64 },
+            Scratch { name: "lse".into(), bytes: b * h * n * 4 },
+        ],
+        stages: vec![pass, reduce],
+    })
+}
+
 /// The default plan and its alternatives (names are the knobs; an alternative the
 /// configuration cannot take or that equals an earlier plan's splits and tiles is dropped);
 /// `Ok(None)` for operators not in [`OPERATORS`]. An error is the reason the configuration
@@ -263,12 +442,22 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
         return Ok(None);
     }
     ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its choices are the manifest's variants");
-    let mut plans = vec![plan_flash_decode(params, DEFAULT, t)?];
-    for &alt in ALTERNATIVES {
-        if let Ok(p) = plan_flash_decode(params, alt, t) {
-            if plans.iter().all(|q| q.variant != p.variant) {
-                plans.push(p);
-            }
+    let (first, alternatives): (StagedPlan, Vec<Result<StagedPlan>>) = match op {
+        "flash_decode" => (plan_flash_decode(params, DEFAULT, t)?, ALTERNATIVES.iter().map(|&k| plan_flash_decode(params, k, t)).collect()),
+        "mla_decoding" => {
+            let alts = [MlaKnobs { bn: 128, ..MLA_DEFAULT }, MlaKnobs { occupancy: Some(2), ..MLA_DEFAULT }, MlaKnobs { bn: 32, ..MLA_DEFAULT }];
+            (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().map(|&k| plan_mla_decoding(params, k)).collect())
+        }
+        _ => {
+            let alts = [MlaKnobs { occupancy: None, ..MLA_SPLIT_DEFAULT }, MlaKnobs { bn: 64, ..MLA_SPLIT_DEFAULT }];
+            (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
+        }
+    };
+    let mut plans = vec![first];
+    // An alternative the configuration cannot take is no candidate.
+    for p in alternatives.into_iter().flatten() {
+        if plans.iter().all(|q| q.variant != p.variant) {
+            plans.push(p);
         }
     }
     Ok(Some(plans))
@@ -368,5 +557,60 @@ mod tests {
         c["group_size"] = json!(3);
         assert_eq!(err(c), "num_q_heads must be group_size * num_kv_heads");
         assert!(candidates("fmha", &json!({}), Overrides::default(), &Target::h200()).unwrap().is_none());
+    }
+
+    fn mla(b: i64, h: i64, s: i64) -> Value {
+        json!({"num_heads": h, "transpose": true, "dtype": "float16", "BLOCK_D": 512, "BLOCK_KPE": 64, "batch": b, "S_kv": s})
+    }
+
+    fn mla_split(s: i64) -> Value {
+        json!({"batch": 1, "num_heads": 16, "head_dim": 512, "kpe_dim": 64, "seq_len": s, "dtype": "float16"})
+    }
+
+    #[test]
+    fn mla_decoding_is_one_pass_writing_o_and_lse() {
+        let p = candidates("mla_decoding", &mla(128, 32, 1000), Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
+        assert_eq!((p.variant.as_str(), p.stages.len(), p.scratch.len()), ("h16_n64_nohint", 1, 0));
+        let pass = &p.stages[0];
+        // tilegym's grid: (ceil(H / 16), B, 1).
+        assert_eq!((pass.kernel, pass.grid), ("mla_split", [2, 128, 1]));
+        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64"]);
+        let e = entry_params(&pass.args);
+        let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
+        // q, qpe, kv, kpe (ptr + 3 + 3 each), o as [B, H, 1, D], lse as [B, H, 1], qk_scale, len.
+        assert_eq!(e.len(), 7 * 4 + 9 + 7 + 2);
+        assert_eq!(e[28].param, Param::Ptr { tensor: "o".into() });
+        assert_eq!(e[29..37].iter().map(|x| x.param.clone()).collect::<Vec<_>>(), [128, 32, 1, 512, 16384, 512, 512, 1].map(lit));
+        assert_eq!(e[37].param, Param::Ptr { tensor: "lse".into() });
+        assert_eq!(e[38..44].iter().map(|x| x.param.clone()).collect::<Vec<_>>(), [128, 32, 1, 32, 1, 1].map(lit));
+        // One split holds every key: len = S rounded up to the key tile.
+        assert_eq!(e[45].param, lit(1024));
+        let scale = match e[44].param {
+            Param::Literal { ty: ScalarType::F32, value: LitValue::Float(v) } => v,
+            ref other => panic!("{other:?}"),
+        };
+        assert!((scale - std::f64::consts::LOG2_E / 576f64.sqrt()).abs() < 1e-15);
+        // kv of 1024 x 8192 x 512 elements exceeds cutile-rs's i32 indices.
+        let err = candidates("mla_decoding", &mla(1024, 16, 8192), Overrides::default(), &Target::h200()).unwrap_err().to_string();
+        assert_eq!(err, "tensor kv has 4294967296 elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+        let mut c = mla(1, 16, 64);
+        c["transpose"] = json!(false);
+        assert!(candidates("mla_decoding", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string().starts_with("transpose = false"));
+    }
+
+    #[test]
+    fn mla_split_kv_follows_tilegyms_splits() {
+        // tilegym's bundle: grids (1, 1, splits) for these KV lengths on 132 SMs.
+        for (s, n) in [(512, 4), (1024, 8), (2048, 16), (4096, 32), (8192, 64), (11049, 87), (31079, 122)] {
+            assert_eq!(mla_splits_for(1, s, 128, 132).splits, n, "S {s}");
+        }
+        let p = candidates("mla_decoding_split_kv", &mla_split(11049), Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
+        assert_eq!(p.variant, "h16_n128_occ2");
+        assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
+        assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
+        assert_eq!(p.stages[1].generics, ["f16", "128", "128"]);
+        let r = entry_params(&p.stages[1].args);
+        assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
+        assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });
     }
 }
