@@ -110,44 +110,9 @@ fn scratch_views(params: &[Value], ranks: &[(&str, usize, u64)]) -> Vec<(String,
     out
 }
 
-#[test]
-fn exports_flash_decode_as_two_kernels_with_reasons_for_the_rest() {
-    let suite_path = repo().join("kernels/cutile_rust/tests/data/decode.json");
-    let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
-    let out = std::env::temp_dir().join(format!("portbench-decode-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let stdout = run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export"))
-        .arg("--suite")
-        .arg(&suite_path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--chosen-only"));
-
-    let skips: Vec<&str> = stdout.lines().filter(|l| l.starts_with("skip: ")).collect();
-    let want = [
-        "skip: cutile_rust: flash_decode/batch=1,dtype=float32,group_size=1,head_dim=64,num_kv_heads=8,num_q_heads=8,seq_len=256: unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands",
-        "skip: cutile_rust: flash_decode/batch=1,dtype=float16,group_size=1,head_dim=512,num_kv_heads=8,num_q_heads=8,seq_len=256: head_dim 512: the head-dimension tile 512 exceeds 256 (the [keys, head_dim] tiles and the accumulator must stay in registers)",
-    ];
-    assert_eq!(skips, want, "{stdout}");
-    assert!(stdout.lines().any(|l| l.starts_with("summary: cutile_rust/flash_decode: exported 3 of 5")), "{stdout}");
-
-    let dir = out.join("flash_decode");
-    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some("flash_decode"), Some("sm_90")));
-    // The reasons again in unsupported[], which `portbench run` prints for unpaired configurations.
-    let in_manifest: Vec<String> = m["unsupported"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| format!("skip: cutile_rust: {}: {}", config_id("flash_decode", &u["params"]), u["reason"].as_str().unwrap()))
-        .collect();
-    assert_eq!(in_manifest, want);
-    let exported: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
-    let expected: Vec<&Value> = suite["configs"].as_array().unwrap()[..3].iter().map(|c| &c["params"]).collect();
-    assert_eq!(exported, expected);
-
-    // Every cubin: its hash, an sm_90 Tile IR ELF, its entry an entry symbol, and the
-    // parameter table cuobjdump reads is the one every launch of it packs.
+/// Checks every cubin of a bundle (hash, an sm_90 Tile IR ELF, the entry an entry symbol) and
+/// returns per cubin file its entry and the parameter table cuobjdump reads.
+fn check_cubins(dir: &Path, m: &Value) -> std::collections::BTreeMap<String, (String, Vec<(u32, u32)>)> {
     let cuobjdump = cuobjdump();
     let mut tables = std::collections::BTreeMap::new();
     for c in m["cubins"].as_array().unwrap() {
@@ -164,52 +129,147 @@ fn exports_flash_decode_as_two_kernels_with_reasons_for_the_rest() {
         assert!(symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with(entry.as_str())), "{file}: {symbols}");
         tables.insert(file.to_string(), (entry.clone(), cuobjdump_kparams(&elf, entry)));
     }
+    tables
+}
 
-    let elem = |dtype: &str| if dtype == "float32" { 4 } else { 2 };
-    for c in m["configs"].as_array().unwrap() {
-        let p = &c["params"];
-        let int = |k: &str| p[k].as_i64().unwrap();
-        let (b, hq, hkv, s, d) = (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"));
-        let t = &c["tuning"];
-        let (splits, len) = (t["num_kv_splits"].as_i64().unwrap(), t["kv_len_per_split"].as_i64().unwrap());
-        // Every split holds keys, together they cover the sequence, in whole key tiles.
-        assert!((splits - 1) * len < s && splits * len >= s && len % t["key_tile"].as_i64().unwrap() == 0, "{p}");
-        assert_ne!(s % t["key_tile"].as_i64().unwrap(), 0, "{p}: the test suite's KV lengths are no tile multiples");
-        let e = elem(p["dtype"].as_str().unwrap()) as i64;
-        // The scratch: partials [B, Hq, splits, D] and base-2 LSEs [B, Hq, splits] f32.
-        assert_eq!(
-            c["scratch"],
-            json!([{"name": "partial_o", "bytes": b * hq * splits * d * e, "init": "none"}, {"name": "lse", "bytes": b * hq * splits * 4, "init": "none"}]),
-            "{p}"
-        );
-        // The plan: the pass over (B, Hkv, splits) then the reduce over (B, Hq, D tiles).
-        let l = c["launches"].as_array().unwrap();
-        let entries: Vec<&str> = l.iter().map(|x| x["entry"].as_str().unwrap()).collect();
-        assert_eq!(entries, ["decode_split_entry", "splitk_reduce_entry"], "{p}");
-        assert_eq!(l[0]["grid"], json!([b, hkv, splits]), "{p}");
-        let td = t["stages"][1]["tile_d"].as_i64().unwrap();
-        assert_eq!(l[1]["grid"], json!([b, hq, (d + td - 1) / td]), "{p}");
-        for x in l {
-            assert_eq!((x["block"].clone(), x["shared_bytes"].clone(), x["cluster"].clone()), (json!([1, 1, 1]), json!(0), json!([1, 1, 1])));
-            let (entry, table) = &tables[x["cubin"].as_str().unwrap()];
-            assert_eq!(x["entry"].as_str().unwrap(), entry);
-            assert_eq!(&packed(x["params"].as_array().unwrap()), table, "{p}: {entry} parameters vs cuobjdump");
+/// What a configuration's plan must be, from its parameters alone: the entries in order, the
+/// grid of each, the scratch buffers (name, bytes), and the rank of each scratch view per launch.
+struct Expected {
+    entries: Vec<&'static str>,
+    grids: Vec<Value>,
+    scratch: Vec<(String, i64)>,
+    views: Vec<Vec<(&'static str, usize)>>,
+}
+
+fn expected(op: &str, p: &Value, t: &Value) -> Expected {
+    let int = |k: &str| p[k].as_i64().unwrap();
+    let e = if p["dtype"] == "float32" { 4 } else { 2 };
+    let splits = t["num_kv_splits"].as_i64().unwrap();
+    let len = t["kv_len_per_split"].as_i64();
+    let stages = t["stages"].as_array().unwrap();
+    match op {
+        "flash_decode" => {
+            let (b, hq, hkv, s, d) = (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"));
+            let len = len.unwrap();
+            // Every split holds keys, together they cover the sequence, in whole key tiles.
+            assert!((splits - 1) * len < s && splits * len >= s && len % t["key_tile"].as_i64().unwrap() == 0, "{p}");
+            let td = stages[1]["tile_d"].as_i64().unwrap();
+            Expected {
+                entries: vec!["decode_split_entry", "splitk_reduce_entry"],
+                grids: vec![json!([b, hkv, splits]), json!([b, hq, (d + td - 1) / td])],
+                scratch: vec![("partial_o".into(), b * hq * splits * d * e), ("lse".into(), b * hq * splits * 4)],
+                // The pass sees the buffers per KV head and group member.
+                views: vec![vec![("partial_o", 5), ("lse", 4)], vec![("partial_o", 4), ("lse", 3)]],
+            }
         }
-        // Both launches see all of each scratch buffer, no more: the pass through
-        // [B, Hkv, group, splits, D] and [B, Hkv, group, splits], the reduce [B, Hq, splits, D]
-        // and [B, Hq, splits].
-        let full = vec![("partial_o".to_string(), (b * hq * splits * d * e) as u64), ("lse".to_string(), (b * hq * splits * 4) as u64)];
-        let pass = scratch_views(l[0]["params"].as_array().unwrap(), &[("partial_o", 5, e as u64), ("lse", 4, 4)]);
-        let reduce = scratch_views(l[1]["params"].as_array().unwrap(), &[("partial_o", 4, e as u64), ("lse", 3, 4)]);
-        assert_eq!((pass, reduce), (full.clone(), full), "{p}");
-        // The reduce weighs every split, and stores o through its [B, Hq, D] view.
-        let rp = l[1]["params"].as_array().unwrap();
-        assert_eq!(rp.last().unwrap(), &json!({"kind": "literal", "type": "i32", "value": splits}));
-        assert_eq!(rp[16], json!({"kind": "ptr", "tensor": "o"}));
-        assert_eq!(&rp[17..23], &[b, hq, d, hq * d, d, 1].map(|v| json!({"kind": "literal", "type": "i32", "value": v}))[..]);
+        "mla_decoding" => {
+            let (b, h) = (int("batch"), int("num_heads"));
+            assert_eq!(splits, 1);
+            Expected { entries: vec!["mla_split_entry"], grids: vec![json!([(h + 15) / 16, b, 1])], scratch: vec![], views: vec![vec![]] }
+        }
+        _ => {
+            let (b, h, s, d) = (int("batch"), int("num_heads"), int("seq_len"), int("head_dim"));
+            let len = len.unwrap();
+            assert!((splits - 1) * len < s && splits * len >= s, "{p}");
+            let td = stages[1]["tile_d"].as_i64().unwrap();
+            Expected {
+                entries: vec!["mla_split_entry", "splitk_reduce_entry"],
+                grids: vec![json!([(h + 15) / 16, b, splits]), json!([b, h, (d + td - 1) / td])],
+                scratch: vec![("partial_o".into(), b * h * splits * d * e), ("lse".into(), b * h * splits * 4)],
+                views: vec![vec![("partial_o", 4), ("lse", 3)], vec![("partial_o", 4), ("lse", 3)]],
+            }
+        }
+    }
+}
+
+#[test]
+fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/decode.json");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("portbench-decode-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let stdout = run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export"))
+        .arg("--suite")
+        .arg(&suite_path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--chosen-only"));
+
+    let skips: Vec<&str> = stdout.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: flash_decode/batch=1,dtype=float32,group_size=1,head_dim=64,num_kv_heads=8,num_q_heads=8,seq_len=256: unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands",
+        "skip: cutile_rust: flash_decode/batch=1,dtype=float16,group_size=1,head_dim=512,num_kv_heads=8,num_q_heads=8,seq_len=256: head_dim 512: the head-dimension tile 512 exceeds 256 (the [keys, head_dim] tiles and the accumulator must stay in registers)",
+        "skip: cutile_rust: mla_decoding/BLOCK_D=512,BLOCK_KPE=64,S_kv=8192,batch=1024,dtype=float16,num_heads=16,transpose=true: tensor kv has 4294967296 elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)",
+        "skip: cutile_rust: mla_decoding_split_kv/batch=1,dtype=float16,head_dim=500,kpe_dim=64,num_heads=16,seq_len=1000: head_dim 500 is not a power of two >= 16 (tilegym's kernels require it too)",
+    ];
+    assert_eq!(skips, want, "{stdout}");
+    for line in ["flash_decode: exported 3 of 5", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
+        assert!(stdout.lines().any(|l| l.starts_with(&format!("summary: cutile_rust/{line}"))), "no {line}: {stdout}");
     }
 
-    let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
-    assert!(text.contains("check     OK: 6 launches in 3 configs"), "{text}");
+    for (op, launches) in [("flash_decode", 6), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
+        let dir = out.join(op);
+        let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+        assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some(op), Some("sm_90")));
+        // The reasons again in unsupported[], which `portbench run` prints for unpaired
+        // configurations; the rest exported in suite order with the suite's params.
+        let in_manifest: Vec<String> = m["unsupported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| format!("skip: cutile_rust: {}: {}", config_id(op, &u["params"]), u["reason"].as_str().unwrap()))
+            .collect();
+        let printed: Vec<String> = skips.iter().filter(|l| l.starts_with(&format!("skip: cutile_rust: {op}/"))).map(|l| l.to_string()).collect();
+        assert_eq!(in_manifest, printed, "{op}");
+        let exported: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|c| &c["params"]).collect();
+        let expected_params: Vec<&Value> = suite["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["op"] == op)
+            .map(|c| &c["params"])
+            .filter(|p| !printed.iter().any(|l| l.contains(&format!("{}:", config_id(op, p)))))
+            .collect();
+        assert_eq!(exported, expected_params, "{op}");
+
+        let tables = check_cubins(&dir, &m);
+        for c in m["configs"].as_array().unwrap() {
+            let p = &c["params"];
+            let x = expected(op, p, &c["tuning"]);
+            let scratch: Vec<Value> = x.scratch.iter().map(|(n, b)| json!({"name": n, "bytes": b, "init": "none"})).collect();
+            assert_eq!(c["scratch"], Value::Array(scratch), "{op} {p}");
+            let l = c["launches"].as_array().unwrap();
+            assert_eq!(l.iter().map(|x| x["entry"].as_str().unwrap()).collect::<Vec<_>>(), x.entries, "{op} {p}");
+            assert_eq!(l.iter().map(|x| x["grid"].clone()).collect::<Vec<_>>(), x.grids, "{op} {p}");
+            let elem = if p["dtype"] == "float32" { 4 } else { 2 };
+            for (i, launch) in l.iter().enumerate() {
+                assert_eq!((launch["block"].clone(), launch["shared_bytes"].clone(), launch["cluster"].clone()), (json!([1, 1, 1]), json!(0), json!([1, 1, 1])));
+                let (entry, table) = &tables[launch["cubin"].as_str().unwrap()];
+                assert_eq!(launch["entry"].as_str().unwrap(), entry);
+                let params = launch["params"].as_array().unwrap();
+                assert_eq!(&packed(params), table, "{op} {p}: {entry} parameters vs cuobjdump");
+                // Each launch's scratch views reach all of each buffer, no more.
+                let ranks: Vec<(&str, usize, u64)> = x.views[i].iter().map(|&(n, r)| (n, r, if n == "lse" { 4 } else { elem })).collect();
+                let reach = scratch_views(params, &ranks);
+                let full: Vec<(String, u64)> = if ranks.is_empty() { vec![] } else { x.scratch.iter().map(|(n, b)| (n.clone(), *b as u64)).collect() };
+                assert_eq!(reach, full, "{op} {p}: launch {i} scratch views");
+            }
+            if x.entries.len() == 2 {
+                // The reduce weighs every split and stores o, a [B, H, D] view or the tensor.
+                let rp = l[1]["params"].as_array().unwrap();
+                let splits = c["tuning"]["num_kv_splits"].as_i64().unwrap();
+                assert_eq!(rp.last().unwrap(), &json!({"kind": "literal", "type": "i32", "value": splits}));
+                assert_eq!(rp[16], json!({"kind": "ptr", "tensor": "o"}));
+            }
+            if op == "mla_decoding" {
+                // The one pass writes the operator's o and lse itself.
+                let pp = l[0]["params"].as_array().unwrap();
+                assert_eq!((pp[28].clone(), pp[37].clone()), (json!({"kind": "ptr", "tensor": "o"}), json!({"kind": "ptr", "tensor": "lse"})));
+            }
+        }
+        let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
+        let configs = m["configs"].as_array().unwrap().len();
+        assert!(text.contains(&format!("check     OK: {launches} launches in {configs} configs")), "{op}: {text}");
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
