@@ -26,6 +26,7 @@ pub const OPERATORS: &[&str] = &[
     "splitk_reduce",
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",
+    "gemma_attention_decode",
     "mla_decoding",
     "mla_decoding_split_kv",
 ];

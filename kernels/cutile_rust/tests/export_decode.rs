@@ -148,11 +148,20 @@ fn expected(op: &str, p: &Value, t: &Value) -> Expected {
     let len = t["kv_len_per_split"].as_i64();
     let stages = t["stages"].as_array().unwrap();
     match op {
-        "flash_decode" => {
-            let (b, hq, hkv, s, d) = (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"));
-            let len = len.unwrap();
-            // Every split holds keys, together they cover the sequence, in whole key tiles.
-            assert!((splits - 1) * len < s && splits * len >= s && len % t["key_tile"].as_i64().unwrap() == 0, "{p}");
+        "flash_decode" | "gemma_attention_decode" => {
+            let (b, hq, hkv, s, d) = if op == "flash_decode" {
+                (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"))
+            } else {
+                (int("batch"), int("heads"), int("kv_heads"), int("seq_len_kv"), int("head_dim"))
+            };
+            let (len, tile) = (len.unwrap(), t["key_tile"].as_i64().unwrap());
+            // The first key attended: gemma's window keeps keys from S - 1 - window.
+            let window = p.get("window").and_then(Value::as_i64).unwrap_or(0);
+            let lo = if window > 0 { (s - 1 - window).max(0) } else { 0 };
+            assert_eq!(t["first_key"], json!(lo), "{p}");
+            // Every split holds keys, together they cover [lo, S) from lo's key tile, in whole tiles.
+            let base = lo / tile * tile;
+            assert!(base + (splits - 1) * len < s && base + splits * len >= s && len % tile == 0, "{p}");
             let td = stages[1]["tile_d"].as_i64().unwrap();
             Expected {
                 entries: vec!["decode_split_entry", "splitk_reduce_entry"],
@@ -203,11 +212,11 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
         "skip: cutile_rust: mla_decoding_split_kv/batch=1,dtype=float16,head_dim=500,kpe_dim=64,num_heads=16,seq_len=1000: head_dim 500 is not a power of two >= 16 (tilegym's kernels require it too)",
     ];
     assert_eq!(skips, want, "{stdout}");
-    for line in ["flash_decode: exported 3 of 5", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
+    for line in ["flash_decode: exported 3 of 5", "gemma_attention_decode: exported 2 of 2", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
         assert!(stdout.lines().any(|l| l.starts_with(&format!("summary: cutile_rust/{line}"))), "no {line}: {stdout}");
     }
 
-    for (op, launches) in [("flash_decode", 6), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
+    for (op, launches) in [("flash_decode", 6), ("gemma_attention_decode", 4), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
         let dir = out.join(op);
         let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
         assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some(op), Some("sm_90")));
@@ -215,7 +224,7 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
         // configurations; the rest exported in suite order with the suite's params.
         let in_manifest: Vec<String> = m["unsupported"]
             .as_array()
-            .unwrap()
+            .map_or(&[][..], |v| v.as_slice())
             .iter()
             .map(|u| format!("skip: cutile_rust: {}: {}", config_id(op, &u["params"]), u["reason"].as_str().unwrap()))
             .collect();

@@ -10,9 +10,11 @@
 //! - `D` is the head dimension rounded up to a power of two: the padded columns of q, k and v
 //!   read as zero (zero-padded partition views), which leaves every dot product exact and the
 //!   padded output columns zero; stores drop the lanes outside the scratch views.
-//! - Split `s` owns keys `[s*len, min((s+1)*len, S))`, `len` a multiple of `BN`; the plan makes
-//!   every split non-empty, so each block's first tile holds a key and its running maximum is
-//!   finite after it. Keys at or past `S` (only in the sequence's last tile) score `-inf`.
+//! - Keys `[lo, S)` are attended (`lo` > 0: gemma's sliding window). Split `s` owns keys
+//!   `[base + s*len, min(base + (s+1)*len, S))`, `base` the start of the key tile holding `lo`,
+//!   `len` a multiple of `BN`; the plan makes every split non-empty, so each block's first tile
+//!   holds an attended key and its running maximum is finite after it. Keys below `lo` or at or
+//!   past `S` (only in the first and the last tile) score `-inf`.
 //! - Scores are kept in base 2: `qk_scale = sm_scale * log2(e)`, probabilities `2^(s - m)`, and
 //!   the block writes its normalised partial output and `lse = m + log2(l)` (base 2), which is
 //!   what `splitk_reduce` weighs by `2^(lse - max lse)`.
@@ -25,20 +27,24 @@ pub mod portbench_decode {
     /// (query head `h` reads KV head `h / group`), `k` and `v` are `[B, Hkv, S, D]`;
     /// `partial_o` is the `[B, Hkv, group, splits, D]` view of the scratch buffer `[B, Hq,
     /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
-    /// Grid `(B, Hkv, splits)`.
+    /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
+    /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32>(
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
         partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
         lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
         qk_scale: f32,
+        cap: f32,
+        lo: i32,
         len: i32,
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();
         let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
-        let start: i32 = pid.2 * len;
+        // The splits cover [base, S) from the key tile that holds `lo`, the first key attended.
+        let start: i32 = (lo / BN) * BN + pid.2 * len;
         let end: i32 = min(start + len, s_kv);
         let tiles: i32 = (end - start + BN - 1i32) / BN;
         let first: i32 = start / BN;
@@ -54,7 +60,10 @@ pub mod portbench_decode {
         let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
         let offs: Tile<i32, { [BN, G] }> = offs.reshape(shape![BN, 1]).broadcast(shape![BN, G]);
         let s_kv_t: Tile<i32, { [BN, G] }> = s_kv.broadcast(shape![BN, G]);
+        let lo_t: Tile<i32, { [BN, G] }> = lo.broadcast(shape![BN, G]);
         let neg: Tile<f32, { [BN, G] }> = constant(f32::NEG_INFINITY, shape![BN, G]);
+        let cap_t: Tile<f32, { [BN, G] }> = broadcast_scalar(cap, shape![BN, G]);
+        let log2e: Tile<f32, { [BN, G] }> = constant(1.4426950408889634f32, shape![BN, G]);
 
         let mut m_i: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
         let mut l_i: Tile<f32, { [1, G] }> = constant(0.0f32, shape![1, G]);
@@ -67,9 +76,13 @@ pub mod portbench_decode {
             let zero: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
             let mut s: Tile<f32, { [BN, G] }> = mmaf(kt, qt, zero);
             s = s * scale;
-            if (t + 1i32) * BN > s_kv {
+            if CAP == 1i32 {
+                // cap * tanh(s / cap) on the natural-scale logits, then base 2.
+                s = cap_t * tanh(s / cap_t) * log2e;
+            }
+            if t * BN < lo || (t + 1i32) * BN > s_kv {
                 let pos: Tile<i32, { [BN, G] }> = broadcast_scalar(t * BN, shape![BN, G]) + offs;
-                let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t);
+                let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t) & ge_tile(pos, lo_t);
                 s = select(inside, s, neg);
             }
             let mx: Tile<f32, { [G] }> = reduce_max(s, 0i32);

@@ -17,7 +17,7 @@ use crate::plan::{ceil_div, grid_of, param_f64_or, param_i64, param_int_or, para
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["flash_decode", "mla_decoding", "mla_decoding_split_kv"];
+pub const OPERATORS: &[&str] = &["flash_decode", "gemma_attention_decode", "mla_decoding", "mla_decoding_split_kv"];
 
 /// A scratch buffer a plan declares (manifest `configs[].scratch[]`, `init` `none`: every
 /// byte the reduce reads is written by the pass before it).
@@ -99,8 +99,55 @@ struct DecodeShape {
     s: i64,
     d: i64,
     scale: f64,
+    /// The first key attended (gemma's window), and the soft cap (0: none).
+    lo: i64,
+    cap: f64,
     elem: &'static str,
     bytes: i32,
+}
+
+/// The element type of a decode pass and its bytes.
+fn decode_elem(dtype: &str) -> Result<(&'static str, i32)> {
+    Ok(match dtype {
+        "float16" => ("f16", 2),
+        "bfloat16" => ("bf16", 2),
+        other => bail!("unsupported dtype {other:?}: the decode pass's tensor-core products take float16 or bfloat16 operands"),
+    })
+}
+
+/// The checks every GQA decode configuration passes.
+fn check_decode(x: &DecodeShape) -> Result<()> {
+    ensure!(
+        pow2_ceil(x.d) <= MAX_HEAD_TILE,
+        "head_dim {}: the head-dimension tile {} exceeds {MAX_HEAD_TILE} (the [keys, head_dim] tiles and the accumulator must stay in registers)",
+        x.d,
+        pow2_ceil(x.d)
+    );
+    for (name, n) in [("k", x.b * x.hkv * x.s * x.d), ("q", x.b * x.hq * x.d)] {
+        ensure!(
+            n <= i32::MAX as i64,
+            "tensor {name} has {n} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)"
+        );
+    }
+    Ok(())
+}
+
+/// gemma_attention_decode's configuration (reference/src/ops/gemma_attention_decode.cpp): the
+/// tensors of flash_decode, logits soft-capped, keys from `max(0, S - 1 - window)` when
+/// `window` > 0.
+fn gemma_shape(params: &Value) -> Result<DecodeShape> {
+    let (b, hq) = (param_i64(params, "batch")?, param_i64(params, "heads")?);
+    let hkv = param_int_or(params, "kv_heads", hq)?;
+    ensure!(hkv > 0 && hq % hkv == 0, "heads must be a multiple of kv_heads");
+    let (s, d) = (param_i64(params, "seq_len_kv")?, param_i64(params, "head_dim")?);
+    let window = param_int_or(params, "window", 0)?;
+    let lo = if window > 0 { (s - 1 - window).max(0) } else { 0 };
+    let scale = param_f64_or(params, "scaling", 1.0 / (d as f64).sqrt())?;
+    let cap = param_f64_or(params, "soft_cap", 0.0)?;
+    let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo, cap: cap.max(0.0), elem, bytes };
+    check_decode(&x)?;
+    Ok(x)
 }
 
 fn decode_shape(params: &Value) -> Result<DecodeShape> {
@@ -111,24 +158,10 @@ fn decode_shape(params: &Value) -> Result<DecodeShape> {
         "num_q_heads must be group_size * num_kv_heads"
     );
     let scale = param_f64_or(params, "sm_scale", 1.0 / (d as f64).sqrt())?;
-    let dtype = param_str(params, "dtype")?;
-    let (elem, bytes) = match dtype {
-        "float16" => ("f16", 2),
-        "bfloat16" => ("bf16", 2),
-        other => bail!("unsupported dtype {other:?}: the decode pass's tensor-core products take float16 or bfloat16 operands"),
-    };
-    ensure!(
-        pow2_ceil(d) <= MAX_HEAD_TILE,
-        "head_dim {d}: the head-dimension tile {} exceeds {MAX_HEAD_TILE} (the [keys, head_dim] tiles and the accumulator must stay in registers)",
-        pow2_ceil(d)
-    );
-    for (name, n) in [("k", b * hkv * s * d), ("q", b * hq * d)] {
-        ensure!(
-            n <= i32::MAX as i64,
-            "tensor {name} has {n} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)"
-        );
-    }
-    Ok(DecodeShape { b, hq, hkv, s, d, scale, elem, bytes })
+    let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: 0, cap: 0.0, elem, bytes };
+    check_decode(&x)?;
+    Ok(x)
 }
 
 fn lit_i32(name: &str, v: i64) -> KernelArg {
@@ -144,19 +177,26 @@ fn scratch_arg(t: &TensorLayout) -> KernelArg {
     KernelArg::Scratch { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition: None }
 }
 
-/// The split-KV pass then the reduce, for one set of knobs.
+/// The split-KV pass then the reduce, for one set of knobs (flash_decode, and
+/// gemma_attention_decode with its window and soft cap).
 fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<StagedPlan> {
+    plan_gqa_decode(decode_shape(params)?, k, t)
+}
+
+fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedPlan> {
     ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
-    let x = decode_shape(params)?;
     let (b, hq, hkv, s, d) = (x.b, x.hq, x.hkv, x.s, x.d);
     let group = hq / hkv;
     // The query heads of a group are the N side of the products; 8 is the narrowest tile.
     let g = pow2_ceil(group).max(8);
     let dt = pow2_ceil(d).max(16);
-    let sp = splits_for(b, hkv, s, k.bn, k.waves, t.sm_count);
+    // The splits cover [base, S), base the start of the key tile holding the first key attended.
+    let base = x.lo / k.bn * k.bn;
+    let sp = splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count);
     let n = sp.splits;
     // Every split holds a key: the last starts below S.
-    debug_assert!((n - 1) * sp.len < s);
+    debug_assert!(base + (n - 1) * sp.len < s);
+    let capped = x.cap > 0.0;
 
     // The pass: q seen per KV head, the scratch buffers seen per KV head and group member.
     let q = TensorLayout::strided("q", &[b, hkv, group, d], &[hq * d, group * d, d, 1], x.bytes);
@@ -164,7 +204,8 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     let vt = TensorLayout::contiguous("v", &[b, hkv, s, d], x.bytes);
     let po = TensorLayout::strided("partial_o", &[b, hkv, group, n, d], &[hq * n * d, group * n * d, n * d, d, 1], x.bytes);
     let ls = TensorLayout::strided("lse", &[b, hkv, group, n], &[hq * n, group * n, n, 1], 4);
-    let qk_scale = x.scale * std::f64::consts::LOG2_E;
+    // With a soft cap the kernel scales by sm_scale, caps, then converts to base 2.
+    let qk_scale = if capped { x.scale } else { x.scale * std::f64::consts::LOG2_E };
     let pass_args = vec![
         view_arg(&q),
         tensor_arg(&kt, None),
@@ -172,6 +213,8 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
         scratch_arg(&po),
         scratch_arg(&ls),
         KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale) },
+        KernelArg::Scalar { name: "cap".into(), ty: ScalarType::F32, value: LitValue::Float(if capped { x.cap } else { 0.0 }) },
+        lit_i32("lo", x.lo),
         lit_i32("len", sp.len),
     ];
     let pass_tensors = vec![q, kt, vt, po, ls];
@@ -186,12 +229,12 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     let pass = Plan {
         kernel: "decode_split",
         elem: x.elem,
-        generics: vec![x.elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string()],
+        generics: vec![x.elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(capped).to_string()],
         args: pass_args,
         tensors: pass_tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_{}_g{g}_d{dt}_n{}{occ}", x.elem, k.bn),
+        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}{occ}", x.elem, k.bn, i32::from(capped)),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -209,10 +252,12 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
     tuning.insert(
         "split_rule".into(),
         json!(format!(
-            "splits = ceil(S / len), len = max({}, pow2(ceil(S / max(1, {} x {} SMs / (B x Hkv)))))",
+            "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = S - {base} keys from the key tile of the first one attended",
             k.bn, k.waves, t.sm_count
         )),
     );
+    tuning.insert("first_key".into(), json!(x.lo));
+    tuning.insert("soft_cap".into(), if capped { json!(x.cap) } else { json!("none") });
     tuning.insert("key_tile".into(), json!(k.bn));
     tuning.insert("qk_scale".into(), json!(qk_scale));
     tuning.insert("partials".into(), json!(format!("{} [B, Hq, splits, D], LSE f32 base 2 [B, Hq, splits]", x.elem)));
@@ -444,6 +489,11 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
     ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its choices are the manifest's variants");
     let (first, alternatives): (StagedPlan, Vec<Result<StagedPlan>>) = match op {
         "flash_decode" => (plan_flash_decode(params, DEFAULT, t)?, ALTERNATIVES.iter().map(|&k| plan_flash_decode(params, k, t)).collect()),
+        "gemma_attention_decode" => {
+            let x = gemma_shape(params)?;
+            let alts = ALTERNATIVES.iter().map(|&k| plan_gqa_decode(gemma_shape(params)?, k, t)).collect();
+            (plan_gqa_decode(x, DEFAULT, t)?, alts)
+        }
         "mla_decoding" => {
             let alts = [MlaKnobs { bn: 128, ..MLA_DEFAULT }, MlaKnobs { occupancy: Some(2), ..MLA_DEFAULT }, MlaKnobs { bn: 32, ..MLA_DEFAULT }];
             (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().map(|&k| plan_mla_decoding(params, k)).collect())
@@ -502,12 +552,12 @@ mod tests {
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2 }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4 }]);
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
-        assert_eq!(pass.generics, ["f16", "8", "128", "128"]);
+        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0"]);
         assert_eq!(reduce.generics, ["f16", "8", "128"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
-        // q, k, v: ptr + 4 + 4; the scratch views: ptr + 5 + 5, ptr + 4 + 4; qk_scale, len.
-        assert_eq!(e.len(), 9 * 3 + 11 + 9 + 2);
+        // q, k, v: ptr + 4 + 4; the scratch views: ptr + 5 + 5, ptr + 4 + 4; qk_scale, cap, lo, len.
+        assert_eq!(e.len(), 9 * 3 + 11 + 9 + 4);
         assert_eq!(e[0].param, Param::Ptr { tensor: "q".into() });
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // q [1, 32, 1, 128] seen as [1, 8, 4, 128].
@@ -521,7 +571,8 @@ mod tests {
             ref other => panic!("{other:?}"),
         };
         assert!((scale - std::f64::consts::LOG2_E / 128f64.sqrt()).abs() < 1e-15);
-        assert_eq!(e[48].param, lit(128));
+        assert_eq!(e[48].param, Param::Literal { ty: ScalarType::F32, value: LitValue::Float(0.0) });
+        assert_eq!((e[49].param.clone(), e[50].param.clone()), (lit(0), lit(128)));
         let r = entry_params(&reduce.args);
         assert_eq!(r[0].param, Param::Scratch { name: "partial_o".into() });
         assert_eq!(r[9].param, Param::Scratch { name: "lse".into() });
@@ -534,7 +585,7 @@ mod tests {
     fn odd_head_dims_and_groups_pad_their_tiles() {
         // group 6 -> 8 query rows; head_dim 80 -> a 128-column tile, reduce TD 128.
         let p = default_plan(&fd(2, 12, 2, 300, 80, "bfloat16"));
-        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128"]);
+        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0"]);
         let p = default_plan(&fd(1, 64, 4, 4096, 64, "float16"));
         assert_eq!(p.stages[0].generics[1], "16");
         assert_eq!(p.stages[1].generics[2], "64");
@@ -612,5 +663,38 @@ mod tests {
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });
+    }
+
+    fn gemma(hq: i64, s: i64, window: i64) -> Value {
+        json!({"batch": 1, "heads": hq, "kv_heads": 8, "seq_len_kv": s, "head_dim": 128, "window": window, "soft_cap": 50.0, "dtype": "bfloat16"})
+    }
+
+    #[test]
+    fn gemma_decode_caps_and_splits_only_the_window() {
+        let plan = |c: &Value| candidates("gemma_attention_decode", c, Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
+        // No window: tilegym's 16 splits of 256 keys at S = 4096.
+        let p = plan(&gemma(16, 4096, 0));
+        assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone(), p.tuning["first_key"].clone()), (json!(16), json!(256), json!(0)));
+        let pass = &p.stages[0];
+        assert_eq!((pass.grid, pass.generics[4].as_str()), ([1, 8, 16], "1"));
+        let e = entry_params(&pass.args);
+        let f32_of = |i: usize| match e[i].param {
+            Param::Literal { ty: ScalarType::F32, value: LitValue::Float(v) } => v,
+            ref other => panic!("{other:?}"),
+        };
+        // The soft cap takes the natural-scale logits: qk_scale is sm_scale itself.
+        assert_eq!((f32_of(47), f32_of(48)), (1.0 / 128f64.sqrt(), 50.0));
+        // Window 4096 of 8192: keys from 4095, splits from the tile at 3968 over 4224 keys.
+        let p = plan(&gemma(16, 8192, 4096));
+        assert_eq!((p.tuning["first_key"].clone(), p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(4095), json!(9), json!(512)));
+        let e = entry_params(&p.stages[0].args);
+        assert_eq!(e[49].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(4095) });
+        assert_eq!(p.stages[0].grid, [1, 8, 9]);
+        assert_eq!(p.stages[1].grid, [1, 16, 1]);
+        // A window wider than the sequence attends every key.
+        assert_eq!(plan(&gemma(32, 1000, 5000)).tuning["first_key"], json!(0));
+        let mut c = gemma(16, 64, 0);
+        c["kv_heads"] = json!(3);
+        assert!(candidates("gemma_attention_decode", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("multiple of kv_heads"));
     }
 }
