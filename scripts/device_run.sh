@@ -6,6 +6,10 @@
 #
 # Here (no GPU):  bash scripts/export_bundles.sh configs/smoke.json
 # Then, through the device tool, carrying bundles/:  bash scripts/device_run.sh
+# Optional stages, by environment: PORTBENCH_TILEGYM_TUNE / _RUST_TUNE (tune), PORTBENCH_CHECK_DIRS
+# (check bundle folders), PORTBENCH_CORPUS (corpus sweep), PORTBENCH_INPUTS_BENCH (the same
+# operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
+# PORTBENCH_REF_BENCH (reference verification benchmark); PORTBENCH_SKIP_TESTS skips the gpu tests.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -119,6 +123,21 @@ if [[ -n "${PORTBENCH_CORPUS:-}" && -d bundles-tilegym ]]; then
   PORTBENCH_CORPUS_TIMEOUT="$cap" PORTBENCH_CORPUS_BUDGET="${PORTBENCH_CORPUS_BUDGET:-$(( cap > 120 ? cap - 90 : 30 ))}" \
     bash scripts/device_corpus.sh "$OUT" "${PORTBENCH_CORPUS_RUNS:-1}" 2>&1 | tee "$OUT/corpus_summary.txt" | tail -40
   cp "$OUT"/corpus.h5 "$OUT"/largest_*.h5 "$FINAL"/ 2>/dev/null
+fi
+if [[ -n "${PORTBENCH_INPUTS_BENCH:-}" && -d bundles-tilegym ]]; then
+  # Issue 20's before/after: the same operators swept with inputs generated on the host and
+  # uploaded (--host-inputs, the old path), then on the device (the default).
+  echo "== inputs: host-generated, then device-generated (scripts/bench_sweep.sh) =="
+  ops=()
+  for op in ${PORTBENCH_INPUTS_BENCH_OPS:-rms_norm softmax silu_and_mul layer_norm_legacy}; do ops+=(--op "$op"); done
+  for mode in host device; do
+    extra=(); [[ $mode == host ]] && extra=(--host-inputs)
+    cap=$(left_s "${PORTBENCH_INPUTS_BENCH_TIMEOUT:-200}")
+    PORTBENCH_BIN=build/gpu/harness/cli/portbench PORTBENCH_BENCH_TIMEOUT="$cap" bash scripts/bench_sweep.sh \
+      "$OUT/inputs_$mode.h5" --ref bundles-tilegym/tilegym --port bundles-tilegym/cutile_rust \
+      --suite configs/tilegym.json --runs "${PORTBENCH_INPUTS_BENCH_RUNS:-2}" "${ops[@]}" "${extra[@]}" 2>&1 \
+      | tee "$OUT/inputs_$mode.txt" | tail -30
+  done
 fi
 if [[ -n "${PORTBENCH_REF_BENCH:-}" ]]; then
   echo "== reference verification benchmark, $(nproc) threads =="

@@ -215,6 +215,8 @@ int run_worker(const job& j, std::ostream& out) {
   sampler s(ctx, tracer, clock, guard);
   verify::output_digest digest(ctx);
   std::optional<verify::input_generator> generator;   // compiled on the first configuration that needs it
+  std::unique_ptr<host_inputs> last_inputs;
+  std::string last_inputs_key;
   verify::verified_outputs verified(j.verified_dir);
   const worker_tools tools{s, guard, digest, verified};
   std::map<std::string, bundle::bundle> bundles;
@@ -262,7 +264,15 @@ int run_worker(const job& j, std::ostream& out) {
       if (!ref_plan || !port_plan) throw bundle::bundle_error(item.port_bundle, "no plan for " + cfg.id());
       const auto& op = reference::find_operator(cfg.op);
       const std::uint64_t seed = inputs_seed(j, cfg.id());
-      host_inputs inputs(op, cfg, seed, !j.host_inputs);
+      // Consecutive items of one configuration (a tune's candidates) share the host inputs, so
+      // each candidate that needs a verification does not make them again.
+      const std::string inputs_key = op.name() + "|" + cfg.id() + "|" + std::to_string(seed);
+      if (!last_inputs || last_inputs_key != inputs_key) {
+        last_inputs.reset();   // one configuration's inputs in host memory at a time
+        last_inputs = std::make_unique<host_inputs>(op, cfg, seed, !j.host_inputs);
+        last_inputs_key = inputs_key;
+      }
+      host_inputs& inputs = *last_inputs;
       const std::vector<const bundle::config_plan*> both{ref_plan, port_plan};
       std::string generated_digest;
       std::optional<verify::device_tensors> dev_slot;

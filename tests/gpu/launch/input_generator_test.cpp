@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "device_fixture.hpp"
 #include "portbench/cuda/driver.hpp"
 #include "portbench/cuda/error.hpp"
 #include "portbench/cuda/memory.hpp"
@@ -22,15 +23,7 @@ namespace pv = portbench::verify;
 
 namespace {
 
-class InputGenerator : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!pc::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-    ctx = pc::context::open(0);
-  }
-  pc::context_ptr ctx;
-};
+using InputGenerator = portbench::testing::device_test;
 
 pr::host_tensor tensor_of(const std::string& name, pr::dtype t, std::int64_t n) {
   pr::host_tensor h;

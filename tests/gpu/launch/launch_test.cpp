@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "device_fixture.hpp"
 #include "portbench/bundle/bundle.hpp"
 #include "portbench/cuda/driver.hpp"
 #include "portbench/cuda/error.hpp"
@@ -29,15 +30,7 @@ namespace verdicts = portbench::verdicts;
 
 namespace {
 
-class Launch : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!pc::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-    ctx = pc::context::open(0);
-  }
-  pc::context_ptr ctx;
-};
+using Launch = portbench::testing::device_test;
 
 // Appends one line per checked configuration to $PORTBENCH_GPU_SUMMARY (the device script
 // prints it as its closing table).

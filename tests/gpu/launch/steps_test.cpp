@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 
+#include "device_fixture.hpp"
 #include "portbench/bundle/launcher.hpp"
 #include "portbench/bundle/step_kernels.hpp"
 #include "portbench/bundle/steps.hpp"
@@ -102,15 +103,7 @@ std::uint64_t random_bits(et t, bool non_negative, std::mt19937_64& rng) {
   }
 }
 
-class Steps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string why;
-    if (!pc::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-    ctx = pc::context::open(0);
-  }
-  pc::context_ptr ctx;
-};
+using Steps = portbench::testing::device_test;
 
 struct layout {
   std::vector<std::int64_t> shape, src_strides, dst_strides;
