@@ -23,38 +23,30 @@
 pub mod portbench_decode {
     use cutile::core::*;
 
-    /// flash_decode's split-KV pass. `q` is the `[B, Hkv, group, D]` view of q `[B, Hq, 1, D]`
-    /// (query head `h` reads KV head `h / group`), `k` and `v` are `[B, Hkv, S, D]`;
-    /// `partial_o` is the `[B, Hkv, group, splits, D]` view of the scratch buffer `[B, Hq,
-    /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
-    /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
-    /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
-    #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
-        q: &Tensor<T, { [-1, -1, -1, -1] }>,
-        k: &Tensor<T, { [-1, -1, -1, -1] }>,
-        v: &Tensor<T, { [-1, -1, -1, -1] }>,
-        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
-        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+    /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
+    /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
+    /// denominator as a base-2 logit per query head (`-inf`: none).
+    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+        q_p: &Partition<T, { [1, 1, G, D] }>,
+        k_p: &Partition<T, { [1, 1, BN, D] }>,
+        v_p: &Partition<T, { [1, 1, BN, D] }>,
+        pid: (i32, i32, i32),
+        s_kv: i32,
         qk_scale: f32,
         cap: f32,
         lo: i32,
         len: i32,
-    ) {
-        let pid: (i32, i32, i32) = get_tile_block_id();
-        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        sink2: Tile<f32, { [1, G] }>,
+    ) -> (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) {
         // The splits cover [base, S) from the key tile that holds `lo`, the first key attended.
         let start: i32 = (lo / BN) * BN + pid.2 * len;
         let end: i32 = min(start + len, s_kv);
         let tiles: i32 = (end - start + BN - 1i32) / BN;
         let first: i32 = start / BN;
 
-        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
         let qt: Tile<T, { [1, 1, G, D] }> = q_p.load([pid.0, pid.1, 0i32, 0i32]);
         let qt: Tile<T, { [G, D] }> = qt.reshape(shape![G, D]);
         let qt: Tile<T, { [D, G] }> = qt.transpose();
-        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
-        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
 
         let scale: Tile<f32, { [BN, G] }> = broadcast_scalar(qk_scale, shape![BN, G]);
         let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
@@ -100,21 +92,99 @@ pub mod portbench_decode {
             acc = mmaf(vt, pt, acc);
             m_i = m_new;
         }
+        // The sink's share of the denominator (the running maximum is finite here).
+        l_i = l_i + exp2(sink2 - m_i, ftz::Disabled);
 
         let out: Tile<f32, { [D, G] }> = acc / l_i.broadcast(shape![D, G]);
         let out: Tile<f32, { [G, D] }> = out.transpose();
         let out: Tile<T, { [G, D] }> = convert_tile(out);
         let out: Tile<T, { [1, 1, G, 1, D] }> = out.reshape(shape![1, 1, G, 1, D]);
+        let l2: Tile<f32, { [1, G] }> = m_i + log2(l_i);
+        let l2: Tile<f32, { [1, 1, G, 1] }> = l2.reshape(shape![1, 1, G, 1]);
+        (out, l2)
+    }
+
+    /// Stores a block's partial output and LSE at split `pid.2` of the scratch views.
+    unsafe fn store_split<T: ElementType, const G: i32, const D: i32>(
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        pid: (i32, i32, i32),
+        out: Tile<T, { [1, 1, G, 1, D] }>,
+        l2: Tile<f32, { [1, 1, G, 1] }>,
+    ) {
         let mut o_p: PartitionMut<T, { [1, 1, G, 1, D] }> = unsafe { partial_o.partition_full_mut(shape![1, 1, G, 1, D]) };
         unsafe {
             store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
-        let l2: Tile<f32, { [1, G] }> = m_i + log2(l_i);
-        let l2: Tile<f32, { [1, 1, G, 1] }> = l2.reshape(shape![1, 1, G, 1]);
         let mut l_p: PartitionMut<f32, { [1, 1, G, 1] }> = unsafe { lse.partition_full_mut(shape![1, 1, G, 1]) };
         unsafe {
             store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
+    }
+
+    /// flash_decode's split-KV pass. `q` is the `[B, Hkv, group, D]` view of q `[B, Hq, 1, D]`
+    /// (query head `h` reads KV head `h / group`), `k` and `v` are `[B, Hkv, S, D]`;
+    /// `partial_o` is the `[B, Hkv, group, splits, D]` view of the scratch buffer `[B, Hq,
+    /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
+    /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
+    /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+        cap: f32,
+        lo: i32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+        let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
+            decode_tiles::<T, G, D, BN, CAP>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
+        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
+    }
+
+    /// attention_sink_decode's split-KV pass: [`decode_split`] with GPT-OSS's sink logits,
+    /// `sinks` the `[Hkv, group]` view of `sinks [H]` (natural units, like the scaled scores),
+    /// folded into split 0's denominator: its partial output is normalised by `l + 2^(sink2 -
+    /// m)` and its LSE weighs the sink in, so the reduce divides every split by the full
+    /// denominator. `k` and `v` are `[B, Hkv, S', D]` views of `[B, S, Hkv, D]` that end at the
+    /// last key attended (`S'`).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        sinks: &Tensor<T, { [-1, -1] }>,
+        qk_scale: f32,
+        lo: i32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+        let mut sink2: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        if pid.2 == 0i32 {
+            let s_p: Partition<T, { [1, G] }> = sinks.partition(shape![1, G]);
+            let st: Tile<T, { [1, G] }> = s_p.load([pid.1, 0i32]);
+            let sf: Tile<f32, { [1, G] }> = convert_tile(st);
+            let log2e: Tile<f32, { [1, G] }> = constant(1.4426950408889634f32, shape![1, G]);
+            sink2 = sf * log2e;
+        }
+        let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
+            decode_tiles::<T, G, D, BN, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
     /// MLA decode (weight-absorbed), one split of the keys: `kv [B, S, D]` is both keys and
