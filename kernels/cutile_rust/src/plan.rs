@@ -27,6 +27,7 @@ pub const OPERATORS: &[&str] = &[
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",
     "gemma_attention_decode",
+    "attention_sink_decode",
     "mla_decoding",
     "mla_decoding_split_kv",
 ];

@@ -148,23 +148,28 @@ fn expected(op: &str, p: &Value, t: &Value) -> Expected {
     let len = t["kv_len_per_split"].as_i64();
     let stages = t["stages"].as_array().unwrap();
     match op {
-        "flash_decode" | "gemma_attention_decode" => {
-            let (b, hq, hkv, s, d) = if op == "flash_decode" {
-                (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim"))
-            } else {
-                (int("batch"), int("heads"), int("kv_heads"), int("seq_len_kv"), int("head_dim"))
+        "flash_decode" | "gemma_attention_decode" | "attention_sink_decode" => {
+            let (b, hq, hkv, s, d) = match op {
+                "flash_decode" => (int("batch"), int("num_q_heads"), int("num_kv_heads"), int("seq_len"), int("head_dim")),
+                "gemma_attention_decode" => (int("batch"), int("heads"), int("kv_heads"), int("seq_len_kv"), int("head_dim")),
+                _ => (int("batch"), int("num_kv_heads") * int("num_kv_groups"), int("num_kv_heads"), int("num_keys"), int("head_dim")),
             };
             let (len, tile) = (len.unwrap(), t["key_tile"].as_i64().unwrap());
-            // The first key attended: gemma's window keeps keys from S - 1 - window.
-            let window = p.get("window").and_then(Value::as_i64).unwrap_or(0);
-            let lo = if window > 0 { (s - 1 - window).max(0) } else { 0 };
+            // The first key attended: gemma's window keeps keys from S - 1 - window, the sink's
+            // sliding window the last `window` keys up to the query at S - 1.
+            let window = p.get("window").or(p.get("sliding_window")).and_then(Value::as_i64).unwrap_or(0);
+            let lo = match (window > 0, op) {
+                (false, _) => 0,
+                (true, "gemma_attention_decode") => (s - 1 - window).max(0),
+                (true, _) => (s - window).max(0),
+            };
             assert_eq!(t["first_key"], json!(lo), "{p}");
             // Every split holds keys, together they cover [lo, S) from lo's key tile, in whole tiles.
             let base = lo / tile * tile;
             assert!(base + (splits - 1) * len < s && base + splits * len >= s && len % tile == 0, "{p}");
             let td = stages[1]["tile_d"].as_i64().unwrap();
             Expected {
-                entries: vec!["decode_split_entry", "splitk_reduce_entry"],
+                entries: vec![if op == "attention_sink_decode" { "decode_split_sink_entry" } else { "decode_split_entry" }, "splitk_reduce_entry"],
                 grids: vec![json!([b, hkv, splits]), json!([b, hq, (d + td - 1) / td])],
                 scratch: vec![("partial_o".into(), b * hq * splits * d * e), ("lse".into(), b * hq * splits * 4)],
                 // The pass sees the buffers per KV head and group member.
@@ -212,11 +217,11 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
         "skip: cutile_rust: mla_decoding_split_kv/batch=1,dtype=float16,head_dim=500,kpe_dim=64,num_heads=16,seq_len=1000: head_dim 500 is not a power of two >= 16 (tilegym's kernels require it too)",
     ];
     assert_eq!(skips, want, "{stdout}");
-    for line in ["flash_decode: exported 3 of 5", "gemma_attention_decode: exported 2 of 2", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
+    for line in ["flash_decode: exported 3 of 5", "gemma_attention_decode: exported 2 of 2", "attention_sink_decode: exported 2 of 2", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
         assert!(stdout.lines().any(|l| l.starts_with(&format!("summary: cutile_rust/{line}"))), "no {line}: {stdout}");
     }
 
-    for (op, launches) in [("flash_decode", 6), ("gemma_attention_decode", 4), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
+    for (op, launches) in [("flash_decode", 6), ("gemma_attention_decode", 4), ("attention_sink_decode", 4), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
         let dir = out.join(op);
         let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
         assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some(op), Some("sm_90")));

@@ -17,7 +17,7 @@ use crate::plan::{ceil_div, grid_of, param_f64_or, param_i64, param_int_or, para
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
-pub const OPERATORS: &[&str] = &["flash_decode", "gemma_attention_decode", "mla_decoding", "mla_decoding_split_kv"];
+pub const OPERATORS: &[&str] = &["flash_decode", "gemma_attention_decode", "attention_sink_decode", "mla_decoding", "mla_decoding_split_kv"];
 
 /// A scratch buffer a plan declares (manifest `configs[].scratch[]`, `init` `none`: every
 /// byte the reduce reads is written by the pass before it).
@@ -478,6 +478,107 @@ fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPl
     })
 }
 
+/// attention_sink_decode (reference/src/ops/attention_sink.cpp, one query token): q [B, 1,
+/// Hkv, G, D], k and v [B, S, Hkv, D], sinks [Hkv G], o [B, 1, Hkv G D]. The query sits at
+/// `start_q` (default S - 1) and attends keys `[j0, j1)`, `j1 = min(start_q + 1, S)`, `j0 =
+/// max(0, start_q - window + 1)` with a sliding window, else 0; the sink logit joins the
+/// softmax denominator. Split-KV pass (`decode_split_sink`: k and v seen as `[B, Hkv, j1, D]`,
+/// the sink folded into split 0) then splitk_reduce, the plan tilegym's upstream wrapper makes.
+fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<StagedPlan> {
+    ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
+    let b = param_i64(params, "batch")?;
+    ensure!(param_int_or(params, "num_queries", 1)? == 1, "num_queries must be 1");
+    let (s, hkv, group, d) = (param_i64(params, "num_keys")?, param_i64(params, "num_kv_heads")?, param_i64(params, "num_kv_groups")?, param_i64(params, "head_dim")?);
+    let start_q = param_int_or(params, "start_q", s - 1)?;
+    ensure!(start_q >= 0, "start_q must be >= 0");
+    let window = param_int_or(params, "sliding_window", 0)?;
+    let j1 = (start_q + 1).min(s);
+    let j0 = if window > 0 { (start_q - window + 1).max(0) } else { 0 };
+    let hq = hkv * group;
+    let scale = param_f64_or(params, "sm_scale", 1.0 / (d as f64).sqrt())?;
+    let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: j0, cap: 0.0, elem, bytes };
+    check_decode(&x)?;
+    let g = pow2_ceil(group).max(8);
+    let dt = pow2_ceil(d).max(16);
+    let base = j0 / k.bn * k.bn;
+    let sp = splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count);
+    let n = sp.splits;
+    debug_assert!(base + (n - 1) * sp.len < j1);
+
+    let q = TensorLayout::strided("q", &[b, hkv, group, d], &[hq * d, group * d, d, 1], bytes);
+    // k[b, j, h, :] at b S Hkv D + j Hkv D + h D: seen as [B, Hkv, j1, D].
+    let kt = TensorLayout::strided("k", &[b, hkv, j1, d], &[s * hkv * d, d, hkv * d, 1], bytes);
+    let vt = TensorLayout::strided("v", &[b, hkv, j1, d], &[s * hkv * d, d, hkv * d, 1], bytes);
+    let po = TensorLayout::strided("partial_o", &[b, hkv, group, n, d], &[hq * n * d, group * n * d, n * d, d, 1], bytes);
+    let ls = TensorLayout::strided("lse", &[b, hkv, group, n], &[hq * n, group * n, n, 1], 4);
+    let sinks = TensorLayout::strided("sinks", &[hkv, group], &[group, 1], bytes);
+    let qk_scale = scale * std::f64::consts::LOG2_E;
+    let args = vec![
+        view_arg(&q),
+        view_arg(&kt),
+        view_arg(&vt),
+        scratch_arg(&po),
+        scratch_arg(&ls),
+        view_arg(&sinks),
+        KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale) },
+        lit_i32("lo", j0),
+        lit_i32("len", sp.len),
+    ];
+    let tensors = vec![q, kt, vt, po, ls, sinks];
+    let mut pass_tuning = Map::new();
+    pass_tuning.insert("kernel".into(), json!("decode_split_sink"));
+    pass_tuning.insert("query_group_tile".into(), json!(g));
+    pass_tuning.insert("head_dim_tile".into(), json!(dt));
+    pass_tuning.insert("key_tile".into(), json!(k.bn));
+    pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
+    pass_tuning.insert("specialization".into(), specialization_json(&tensors));
+    let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
+    let pass = Plan {
+        kernel: "decode_split_sink",
+        elem,
+        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string()],
+        args,
+        tensors,
+        grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
+        tuning: pass_tuning,
+        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}", k.bn),
+        variant: k.name(),
+        occupancy: k.occupancy,
+        worker_warps: None,
+        extra_launches: Vec::new(),
+    };
+    // o [B, 1, H D] seen as [B, H, D].
+    let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], bytes);
+    let reduce = reduce_stage(elem, bytes, b, hq, n, d, view_arg(&o), o, &k.name())?;
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["decode_split_sink", "splitk_reduce"]));
+    tuning.insert("num_kv_splits".into(), json!(n));
+    tuning.insert("kv_len_per_split".into(), json!(sp.len));
+    tuning.insert(
+        "split_rule".into(),
+        json!(format!(
+            "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = {j1} - {base} keys from the key tile of the first one attended",
+            k.bn, k.waves, t.sm_count
+        )),
+    );
+    tuning.insert("key_tile".into(), json!(k.bn));
+    tuning.insert("first_key".into(), json!(j0));
+    tuning.insert("last_key".into(), json!(j1 - 1));
+    tuning.insert("sink".into(), json!("folded into split 0: its partial is normalised by l + 2^(sink log2 e - m), its LSE includes it"));
+    tuning.insert("qk_scale".into(), json!(qk_scale));
+    tuning.insert("partials".into(), json!(format!("{elem} [B, H, splits, D], LSE f32 base 2 [B, H, splits]")));
+    Ok(StagedPlan {
+        variant: k.name(),
+        tuning,
+        scratch: vec![
+            Scratch { name: "partial_o".into(), bytes: b * hq * n * d * bytes as i64 },
+            Scratch { name: "lse".into(), bytes: b * hq * n * 4 },
+        ],
+        stages: vec![pass, reduce],
+    })
+}
+
 /// The default plan and its alternatives (names are the knobs; an alternative the
 /// configuration cannot take or that equals an earlier plan's splits and tiles is dropped);
 /// `Ok(None)` for operators not in [`OPERATORS`]. An error is the reason the configuration
@@ -489,6 +590,10 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
     ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its choices are the manifest's variants");
     let (first, alternatives): (StagedPlan, Vec<Result<StagedPlan>>) = match op {
         "flash_decode" => (plan_flash_decode(params, DEFAULT, t)?, ALTERNATIVES.iter().map(|&k| plan_flash_decode(params, k, t)).collect()),
+        "attention_sink_decode" => (
+            plan_attention_sink_decode(params, DEFAULT, t)?,
+            ALTERNATIVES.iter().map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
+        ),
         "gemma_attention_decode" => {
             let x = gemma_shape(params)?;
             let alts = ALTERNATIVES.iter().map(|&k| plan_gqa_decode(gemma_shape(params)?, k, t)).collect();
@@ -696,5 +801,36 @@ mod tests {
         let mut c = gemma(16, 64, 0);
         c["kv_heads"] = json!(3);
         assert!(candidates("gemma_attention_decode", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("multiple of kv_heads"));
+    }
+
+    #[test]
+    fn attention_sink_decode_views_and_window() {
+        let c = json!({"batch": 1, "num_queries": 1, "num_keys": 10919, "num_kv_heads": 8, "num_kv_groups": 8, "head_dim": 64, "sliding_window": null, "dtype": "bfloat16"});
+        let plan = |c: &Value| candidates("attention_sink_decode", c, Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
+        let p = plan(&c);
+        // 132 / 8 = 16 splits aimed: len pow2(683) = 1024, 11 splits over all 10919 keys.
+        assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone(), p.tuning["first_key"].clone()), (json!(11), json!(1024), json!(0)));
+        let pass = &p.stages[0];
+        assert_eq!((pass.kernel, pass.grid, pass.generics.clone()), ("decode_split_sink", [1, 8, 11], vec!["bf16".to_string(), "8".into(), "64".into(), "128".into()]));
+        let e = entry_params(&pass.args);
+        let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
+        // k [1, 10919, 8, 64] seen as [1, 8, 10919, 64].
+        assert_eq!(e[9].param, Param::Ptr { tensor: "k".into() });
+        assert_eq!(e[10..18].iter().map(|x| x.param.clone()).collect::<Vec<_>>(), [1, 8, 10919, 64, 10919 * 512, 64, 512, 1].map(lit));
+        // sinks [64] as [8, 8].
+        assert_eq!(e[47].param, Param::Ptr { tensor: "sinks".into() });
+        assert_eq!(e[48..52].iter().map(|x| x.param.clone()).collect::<Vec<_>>(), [8, 8, 8, 1].map(lit));
+        // The reduce stores o [1, 1, 512] as [1, 64, 64].
+        let r = entry_params(&p.stages[1].args);
+        assert_eq!(r[17..23].iter().map(|x| x.param.clone()).collect::<Vec<_>>(), [1, 64, 64, 4096, 64, 1].map(lit));
+        // A window of 128 keys: [10791, 10919), one split from the tile at 10752.
+        let mut w = c.clone();
+        w["sliding_window"] = json!(128);
+        let p = plan(&w);
+        assert_eq!((p.tuning["first_key"].clone(), p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(10791), json!(2), json!(128)));
+        assert_eq!(entry_params(&p.stages[0].args)[53].param, lit(10791));
+        let mut bad = c.clone();
+        bad["num_queries"] = json!(2);
+        assert!(candidates("attention_sink_decode", &bad, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("num_queries must be 1"));
     }
 }
