@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The bundles of issue 16's GPU call (decode attention), made here without a GPU:
 #   build/decode.json            the decode configurations of configs/tilegym.json (flash_decode,
-#                                gemma_attention_decode, mla_decoding, mla_decoding_split_kv)
+#                                gemma_attention_decode, attention_sink_decode, mla_decoding, mla_decoding_split_kv)
 #   bundles-decode/cutile_rust   the cuTile Rust port with its tuning variants (kernels/cutile_rust,
 #                                docs/cutile-rust.md "Decode attention")
 #   bundles-decode/tilegym       the reference: those operators' bundles of an existing tilegym
@@ -13,7 +13,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-OPS=(flash_decode gemma_attention_decode mla_decoding mla_decoding_split_kv)
+OPS=(flash_decode gemma_attention_decode attention_sink_decode mla_decoding mla_decoding_split_kv)
 SUITE=build/decode.json
 OUT=bundles-decode
 mkdir -p build "$OUT"
