@@ -177,9 +177,13 @@ fn expected(op: &str, p: &Value, t: &Value) -> Expected {
             }
         }
         "mla_decoding" => {
-            let (b, h) = (int("batch"), int("num_heads"));
+            let (b, h, s, d) = (int("batch"), int("num_heads"), int("S_kv"), int("BLOCK_D"));
             assert_eq!(splits, 1);
-            Expected { entries: vec!["mla_split_entry"], grids: vec![json!([(h + 15) / 16, b, 1])], scratch: vec![], views: vec![vec![]] }
+            // Equal batch groups, as few as keep one launch's kv within i32 indices.
+            let groups = t["batch_groups"].as_i64().unwrap();
+            assert!(b % groups == 0 && (b / groups) * s * d < 1 << 31 && (groups == 1 || (b / groups * 2) * s * d >= 1 << 31), "{p}");
+            let g = groups as usize;
+            Expected { entries: vec!["mla_split_entry"; g], grids: vec![json!([(h + 15) / 16, b / groups, 1]); g], scratch: vec![], views: vec![vec![]; g] }
         }
         _ => {
             let (b, h, s, d) = (int("batch"), int("num_heads"), int("seq_len"), int("head_dim"));
@@ -213,15 +217,14 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
     let want = [
         "skip: cutile_rust: flash_decode/batch=1,dtype=float32,group_size=1,head_dim=64,num_kv_heads=8,num_q_heads=8,seq_len=256: unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands",
         "skip: cutile_rust: flash_decode/batch=1,dtype=float16,group_size=1,head_dim=512,num_kv_heads=8,num_q_heads=8,seq_len=256: head_dim 512: the head-dimension tile 512 exceeds 256 (the [keys, head_dim] tiles and the accumulator must stay in registers)",
-        "skip: cutile_rust: mla_decoding/BLOCK_D=512,BLOCK_KPE=64,S_kv=8192,batch=1024,dtype=float16,num_heads=16,transpose=true: tensor kv has 4294967296 elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)",
         "skip: cutile_rust: mla_decoding_split_kv/batch=1,dtype=float16,head_dim=500,kpe_dim=64,num_heads=16,seq_len=1000: head_dim 500 is not a power of two >= 16 (tilegym's kernels require it too)",
     ];
     assert_eq!(skips, want, "{stdout}");
-    for line in ["flash_decode: exported 3 of 5", "gemma_attention_decode: exported 2 of 2", "attention_sink_decode: exported 2 of 2", "mla_decoding: exported 2 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
+    for line in ["flash_decode: exported 3 of 5", "gemma_attention_decode: exported 2 of 2", "attention_sink_decode: exported 2 of 2", "mla_decoding: exported 3 of 3", "mla_decoding_split_kv: exported 1 of 2"] {
         assert!(stdout.lines().any(|l| l.starts_with(&format!("summary: cutile_rust/{line}"))), "no {line}: {stdout}");
     }
 
-    for (op, launches) in [("flash_decode", 6), ("gemma_attention_decode", 4), ("attention_sink_decode", 4), ("mla_decoding", 2), ("mla_decoding_split_kv", 2)] {
+    for (op, launches) in [("flash_decode", 6), ("gemma_attention_decode", 4), ("attention_sink_decode", 4), ("mla_decoding", 6), ("mla_decoding_split_kv", 2)] {
         let dir = out.join(op);
         let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
         assert_eq!((m["frontend"].as_str(), m["operator"].as_str(), m["arch"].as_str()), (Some("cutile_rust"), Some(op), Some("sm_90")));
@@ -276,9 +279,20 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
                 assert_eq!(rp[16], json!({"kind": "ptr", "tensor": "o"}));
             }
             if op == "mla_decoding" {
-                // The one pass writes the operator's o and lse itself.
-                let pp = l[0]["params"].as_array().unwrap();
-                assert_eq!((pp[28].clone(), pp[37].clone()), (json!({"kind": "ptr", "tensor": "o"}), json!({"kind": "ptr", "tensor": "lse"})));
+                // The pass writes the operator's o and lse itself; batch group i's views start
+                // i * B / groups batches into every tensor.
+                let (h, s, d, dpe) = (p["num_heads"].as_i64().unwrap(), p["S_kv"].as_i64().unwrap(), p["BLOCK_D"].as_i64().unwrap(), p["BLOCK_KPE"].as_i64().unwrap());
+                let nb = p["batch"].as_i64().unwrap() / l.len() as i64;
+                for (i, launch) in l.iter().enumerate() {
+                    let pp = launch["params"].as_array().unwrap();
+                    let first = i as i64 * nb;
+                    let ptr = |t: &str, per_batch: i64| {
+                        // A view at offset 0 binds the tensor's own start.
+                        if first == 0 { json!({"kind": "ptr", "tensor": t}) } else { json!({"kind": "ptr", "tensor": t, "offset": first * per_batch}) }
+                    };
+                    let got: Vec<Value> = [0, 7, 14, 21, 28, 37].iter().map(|&j| pp[j].clone()).collect();
+                    assert_eq!(got, [ptr("q", h * d), ptr("qpe", h * dpe), ptr("kv", s * d), ptr("kpe", s * dpe), ptr("o", h * d), ptr("lse", h)], "{p}: launch {i}");
+                }
             }
         }
         let text = run(Command::new(portbench()).arg("inspect").arg(&dir));

@@ -304,13 +304,25 @@ fn mla_shape(params: &Value, split: bool) -> Result<MlaShape> {
         ensure!(v & (v - 1) == 0 && v >= 16, "{what} {v} is not a power of two >= 16 (tilegym's kernels require it too)");
     }
     ensure!(d <= 512 && dpe <= 128, "head dimensions {d} + {dpe} exceed the 512 + 128 the pass keeps in one tile");
-    for (name, n) in [("kv", b * s * d), ("q", b * h * d)] {
+    // mla_decoding launches batch groups that fit (`mla_batch_groups`); the split-KV pass's
+    // scratch views span every batch, so there the whole tensors must fit.
+    let batches = if split { b } else { 1 };
+    for (name, n) in [("kv", batches * s * d), ("q", batches * h * d)] {
         ensure!(
             n <= i32::MAX as i64,
-            "tensor {name} has {n} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)"
+            "tensor {name} has {n} elements{}, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)",
+            if split { "" } else { " in one batch" }
         );
     }
     Ok(MlaShape { b, h, s, d, dpe, scale, elem, bytes })
+}
+
+/// mla_decoding's launches: `groups` launches of `B / groups` batches each, the fewest for
+/// which one launch's views (kv, the largest, `nb x S x D` elements) fit cutile-rs's i32
+/// indices; equal groups, so every launch has the specialisation the cubin was compiled for.
+pub fn mla_batch_groups(b: i64, s: i64, d: i64, h: i64) -> i64 {
+    let per_batch = (s * d).max(h * d);
+    (1..=b).find(|&g| b % g == 0 && (b / g) * per_batch <= i32::MAX as i64).unwrap_or(b)
 }
 
 /// The knobs of an MLA plan: heads per block (`TH`, tilegym: 16), keys per tile (`BN`;
@@ -344,10 +356,15 @@ pub fn mla_splits_for(b: i64, s: i64, bn: i64, sms: i64) -> Splits {
 /// The MLA pass over `n` splits of `len` keys, writing to its parameters `o` and `lse`
 /// (layouts `[B, H, n, D]` and `[B, H, n]` named after the kernel's parameters, and what they
 /// bind: a view of the operator's tensor or of a scratch buffer).
-fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg), lse: (TensorLayout, KernelArg)) -> Result<Plan> {
+///
+/// `groups` > 1 (mla_decoding only: `o` and `lse` then views of the operator's tensors, their
+/// layouts of one group): one launch per group of `B / groups` batches, every tensor a view
+/// that starts at the group's first batch (`ptr` with `offset`).
+fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg), lse: (TensorLayout, KernelArg), groups: i64) -> Result<Plan> {
     ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
     ensure!(k.th >= 16 && k.th & (k.th - 1) == 0, "head tile {} must be a power of two >= 16", k.th);
-    let (b, h, s, d, dpe) = (x.b, x.h, x.s, x.d, x.dpe);
+    let (h, s, d, dpe) = (x.h, x.s, x.d, x.dpe);
+    let b = x.b / groups;
     let q = TensorLayout::contiguous("q", &[b, h, d], x.bytes);
     let qpe = TensorLayout::contiguous("qpe", &[b, h, dpe], x.bytes);
     let kv = TensorLayout::contiguous("kv", &[b, s, d], x.bytes);
@@ -363,9 +380,31 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
         KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale) },
         lit_i32("len", sp.len),
     ];
+    // Group gi's views start gi * b batches into each tensor.
+    let at = |t: &TensorLayout, gi: i64| KernelArg::View {
+        name: t.name.clone(),
+        offset: gi * b * t.strides[0],
+        shape: t.shape.clone(),
+        strides: t.strides.clone(),
+        partition: None,
+    };
+    let grid = grid_of(&[h, b, sp.splits], &[k.th, 1, 1])?;
+    let group_args = |gi: i64| -> Vec<KernelArg> {
+        let mut a: Vec<KernelArg> = [&q, &qpe, &kv, &kpe, &o.0, &lse.0].iter().map(|t| at(t, gi)).collect();
+        a.extend(args[6..].iter().cloned());
+        a
+    };
+    let (args, extra_launches) = if groups > 1 {
+        (group_args(0), (1..groups).map(|gi| crate::plan::LaunchArgs { grid, args: group_args(gi) }).collect())
+    } else {
+        (args, Vec::new())
+    };
     let tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!("mla_split"));
+    if groups > 1 {
+        tuning.insert("batch_groups".into(), json!(format!("{groups} launches of {b} batches (one launch's kv must fit i32 indices)")));
+    }
     tuning.insert("head_tile".into(), json!(k.th));
     tuning.insert("key_tile".into(), json!(k.bn));
     tuning.insert("load_latency".into(), json!(2));
@@ -378,13 +417,13 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
         generics: vec![x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string()],
         args,
         tensors,
-        grid: grid_of(&[h, b, sp.splits], &[k.th, 1, 1])?,
+        grid,
         tuning,
         stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}", x.elem, k.th, k.bn),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
-        extra_launches: Vec::new(),
+        extra_launches,
     })
 }
 
@@ -428,14 +467,17 @@ fn plan_mla_decoding(params: &Value, k: MlaKnobs) -> Result<StagedPlan> {
     if let Some(t) = params.get("transpose") {
         ensure!(t.as_bool() != Some(false), "transpose = false: tilegym's MLA decode (and this port) take transpose = true only");
     }
-    let (b, h, d) = (x.b, x.h, x.d);
+    let (h, d) = (x.h, x.d);
+    let groups = mla_batch_groups(x.b, x.s, d, h);
+    let b = x.b / groups;
     let sp = Splits { splits: 1, len: ceil_div(x.s, k.bn) * k.bn };
     let o = TensorLayout::strided("o", &[b, h, 1, d], &[h * d, d, d, 1], x.bytes);
     let lse = TensorLayout::strided("lse", &[b, h, 1], &[h, 1, 1], 4);
     let (o_arg, lse_arg) = (view_arg(&o), view_arg(&lse));
-    let pass = mla_pass(&x, k, sp, (o, o_arg), (lse, lse_arg))?;
+    let pass = mla_pass(&x, k, sp, (o, o_arg), (lse, lse_arg), groups)?;
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["mla_split"]));
+    tuning.insert("batch_groups".into(), json!(groups));
     tuning.insert("num_kv_splits".into(), json!(1));
     tuning.insert("split_rule".into(), json!("one pass over all keys per (head block, batch), as tilegym's mla_decoding"));
     tuning.insert("qk_scale".into(), json!(x.scale * std::f64::consts::LOG2_E));
@@ -453,7 +495,7 @@ fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPl
     let po_arg = KernelArg::Scratch { name: "partial_o".into(), shape: po.shape.clone(), strides: po.strides.clone(), partition: None };
     let ls = TensorLayout::contiguous("lse", &[b, h, n], 4);
     let ls_arg = scratch_arg(&ls);
-    let pass = mla_pass(&x, k, sp, (po, po_arg), (ls, ls_arg))?;
+    let pass = mla_pass(&x, k, sp, (po, po_arg), (ls, ls_arg), 1)?;
     let o = TensorLayout::contiguous("o", &[b, h, d], x.bytes);
     let reduce = reduce_stage(x.elem, x.bytes, b, h, n, d, tensor_arg(&o, None), o, &k.name())?;
     let mut tuning = Map::new();
@@ -746,9 +788,24 @@ mod tests {
             ref other => panic!("{other:?}"),
         };
         assert!((scale - std::f64::consts::LOG2_E / 576f64.sqrt()).abs() < 1e-15);
-        // kv of 1024 x 8192 x 512 elements exceeds cutile-rs's i32 indices.
-        let err = candidates("mla_decoding", &mla(1024, 16, 8192), Overrides::default(), &Target::h200()).unwrap_err().to_string();
-        assert_eq!(err, "tensor kv has 4294967296 elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
+        assert_eq!(p.tuning["batch_groups"], json!(1));
+        assert!(pass.extra_launches.is_empty());
+        // kv of 1024 x 8192 x 512 = 2^32 elements exceeds cutile-rs's i32 indices: 4 launches of
+        // 256 batches (2^30 elements each), every tensor a view from the group's first batch.
+        let p = candidates("mla_decoding", &mla(1024, 16, 8192), Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
+        assert_eq!(p.tuning["batch_groups"], json!(4));
+        let pass = &p.stages[0];
+        assert_eq!((pass.grid, pass.extra_launches.len()), ([1, 256, 1], 3));
+        let last = entry_params(&pass.extra_launches[2].args);
+        assert_eq!(last[14].param, Param::PtrAt { tensor: "kv".into(), offset: 768 * 8192 * 512 });
+        assert_eq!(last[15].param, lit(256));
+        assert_eq!(last[28].param, Param::PtrAt { tensor: "o".into(), offset: 768 * 16 * 512 });
+        assert_eq!(last[37].param, Param::PtrAt { tensor: "lse".into(), offset: 768 * 16 });
+        assert_eq!(mla_batch_groups(1000, 8192, 512, 16), 2);
+        assert_eq!(mla_batch_groups(7, 1 << 20, 512, 16), 7);
+        // One batch too large for i32 indices cannot be expressed.
+        let err = candidates("mla_decoding", &mla(1, 16, 1 << 22), Overrides::default(), &Target::h200()).unwrap_err().to_string();
+        assert_eq!(err, "tensor kv has 2147483648 elements in one batch, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)");
         let mut c = mla(1, 16, 64);
         c["transpose"] = json!(false);
         assert!(candidates("mla_decoding", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string().starts_with("transpose = false"));
