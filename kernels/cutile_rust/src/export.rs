@@ -209,11 +209,11 @@ pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
     if let Some(n) = crate::gemm::plan::num_ctas(p) {
         options = options.num_cta_in_cga(n);
     }
-    // The matrix products live in a module of their own.
-    let (module_ast, module): (fn() -> cutile::cutile_compiler::ast::Module, &str) =
-        crate::gemm::module_of(p.kernel)
-            .or_else(|| crate::decode::module_of(p.kernel))
-            .unwrap_or((portbench_kernels::__module_ast_self, MODULE));
+    // The matrix products, the attention and the decode kernels live in modules of their own.
+    let (module_ast, module): (fn() -> cutile::cutile_compiler::ast::Module, &str) = crate::gemm::module_of(p.kernel)
+        .or_else(|| crate::attn::module_of(p.kernel))
+        .or_else(|| crate::decode::module_of(p.kernel))
+        .unwrap_or((portbench_kernels::__module_ast_self, MODULE));
     let artifacts = KernelCompiler::new(module_ast, module, p.kernel)
         .options(options)
         .generics(p.generics.clone())

@@ -4,6 +4,7 @@
 //! docs/cutile-rust.md) without a GPU.
 
 pub mod abi;
+pub mod attn;
 pub mod decode;
 pub mod elf;
 pub mod export;

@@ -24,6 +24,11 @@ pub const OPERATORS: &[&str] = &[
     "bmm",
     "group_gemm",
     "splitk_reduce",
+    // Attention prefill: crate::attn.
+    "fmha",
+    "attention_sink",
+    "gemma_attention",
+    "mla",
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",
     "gemma_attention_decode",
@@ -302,6 +307,9 @@ pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<O
     if crate::gemm::plan::OPERATORS.contains(&op) {
         return crate::gemm::plan::plan(op, params, o, t);
     }
+    if crate::attn::plan::OPERATORS.contains(&op) {
+        return crate::attn::plan::plan(op, params, o, t);
+    }
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o, t)?,
         "rms_norm" => plan_rms_norm(params, o, t)?,
@@ -364,6 +372,9 @@ impl Candidates {
 pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Candidates>> {
     if crate::gemm::plan::OPERATORS.contains(&op) {
         return crate::gemm::plan::candidates(op, params, o, t);
+    }
+    if crate::attn::plan::OPERATORS.contains(&op) {
+        return crate::attn::plan::candidates(op, params, o, t);
     }
     let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
     let mut plans = vec![first];
@@ -470,7 +481,7 @@ fn view_arg(t: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
 }
 
 /// [`view_arg`] of a view that starts `offset` elements into the tensor.
-fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
+pub(crate) fn view_arg_at(t: &TensorLayout, offset: i64, partition: Option<Vec<i64>>) -> KernelArg {
     KernelArg::View { name: t.name.clone(), offset, shape: t.shape.clone(), strides: t.strides.clone(), partition }
 }
 
@@ -1083,7 +1094,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_configs() {
-        assert!(plan("fmha", &json!({"n": 4}), &H200).unwrap().is_none());
+        assert!(plan("conv2d", &json!({"n": 4}), &H200).unwrap().is_none());
         assert!(plan("softmax", &json!({"n": 4}), &H200).is_err());
         assert!(plan("vector_add", &json!({"n": 16, "dtype": "float16"}), &H200).is_err());
         assert!(plan("vector_add", &json!({"n": 0, "dtype": "float32"}), &H200).is_err());
@@ -1338,7 +1349,7 @@ mod tests {
         let o = Overrides { occupancy: Some(7), ..Default::default() };
         let c = candidates("rope", &rope, o, &H200).unwrap().unwrap();
         assert_eq!(c.names(), ["s1_io_occ7"]);
-        assert!(candidates("fmha", &rope, Overrides::default(), &H200).unwrap().is_none());
+        assert!(candidates("conv2d", &rope, Overrides::default(), &H200).unwrap().is_none());
         assert!(candidates("rope", &json!({"bsz": 1}), Overrides::default(), &H200).is_err());
         // Every candidate's knobs are in its plan.
         let c = candidates("dropout", &drop, Overrides::default(), &H200).unwrap().unwrap();
