@@ -29,6 +29,12 @@ pub const OPERATORS: &[&str] = &[
     "attention_sink",
     "gemma_attention",
     "mla",
+    // Decode attention, multi-kernel plans: crate::decode.
+    "flash_decode",
+    "gemma_attention_decode",
+    "attention_sink_decode",
+    "mla_decoding",
+    "mla_decoding_split_kv",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

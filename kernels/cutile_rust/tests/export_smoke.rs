@@ -125,13 +125,15 @@ fn exports_smoke_suite_to_sm90_bundles() {
         .copied()
         .filter(|op| suite["configs"].as_array().unwrap().iter().any(|c| c["op"] == *op))
         .collect();
-    // The smoke suite covers every operator of this front end but the matrix products and the
-    // attention kernels, which tests/export_gemm.rs and tests/export_fmha.rs export from
+    // The smoke suite covers every operator of this front end but the matrix products, the
+    // attention and the decode kernels, which tests/export_gemm.rs, tests/export_fmha.rs and
+    // tests/export_decode.rs export from
     // tests/data/ (the other front ends' smoke exports have no such configurations).
     let want: Vec<&str> = portbench_cutile_rust::plan::OPERATORS
         .iter()
         .copied()
         .filter(|op| !portbench_cutile_rust::gemm::plan::OPERATORS.contains(op) && !portbench_cutile_rust::attn::plan::OPERATORS.contains(op))
+        .filter(|op| !portbench_cutile_rust::decode::plan::OPERATORS.contains(op))
         .collect();
     assert_eq!(ops, want, "operators of this front end missing from smoke.json");
     for &op in &ops {
