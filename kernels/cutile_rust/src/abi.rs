@@ -141,6 +141,10 @@ pub enum KernelArg {
     View { name: String, offset: i64, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A scalar parameter and the value this configuration passes.
     Scalar { name: String, ty: ScalarType, value: LitValue },
+    /// A tensor parameter that sees the plan's scratch buffer `name` (manifest kind `scratch`)
+    /// as `shape` with `strides`, both `literal`s; for the buffers the launches of a
+    /// multi-kernel plan share (split-KV partials). `partition` as for [`KernelArg::Tensor`].
+    Scratch { name: String, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
     /// A raw pointer parameter (`*mut i64`) bound to a table of the named tensors' addresses
     /// ([`Param::PtrTable`]): the kernel reaches tensors that are separate allocations.
     PtrTable { name: String, tensors: Vec<String> },
@@ -168,7 +172,7 @@ pub struct EntryParam {
 fn push_tensor(
     out: &mut Vec<EntryParam>,
     name: &str,
-    offset: i64,
+    ptr: Param,
     view_shape: Option<&[i64]>,
     strides: &[i64],
     partition: Option<&[i64]>,
@@ -176,7 +180,6 @@ fn push_tensor(
     let i32t = ScalarType::I32;
     let lit = |v: i64| Param::Literal { ty: i32t, value: LitValue::Int(v) };
     let rank = strides.len();
-    let ptr = if offset == 0 { Param::Ptr { tensor: name.into() } } else { Param::PtrAt { tensor: name.into(), offset } };
     out.push(EntryParam { ir_name: format!("{name}_ptr"), ir_type: "ptr".into(), param: ptr });
     for d in 0..rank {
         let param = match view_shape {
@@ -212,10 +215,19 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
     for arg in args {
         match arg {
             KernelArg::Tensor { name, strides, partition } => {
-                push_tensor(&mut out, name, 0, None, strides, partition.as_deref());
+                push_tensor(&mut out, name, Param::Ptr { tensor: name.clone() }, None, strides, partition.as_deref());
             }
             KernelArg::View { name, offset, shape, strides, partition } => {
-                push_tensor(&mut out, name, *offset, Some(shape), strides, partition.as_deref());
+                let ptr = if *offset == 0 {
+                    Param::Ptr { tensor: name.clone() }
+                } else {
+                    Param::PtrAt { tensor: name.clone(), offset: *offset }
+                };
+                push_tensor(&mut out, name, ptr, Some(shape), strides, partition.as_deref());
+            }
+            KernelArg::Scratch { name, shape, strides, partition } => {
+                let ptr = Param::Scratch { name: name.clone() };
+                push_tensor(&mut out, name, ptr, Some(shape), strides, partition.as_deref());
             }
             KernelArg::Scalar { name, ty, value } => out.push(EntryParam {
                 ir_name: name.clone(),

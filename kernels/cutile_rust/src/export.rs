@@ -209,11 +209,12 @@ pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
     if let Some(n) = crate::gemm::plan::num_ctas(p) {
         options = options.num_cta_in_cga(n);
     }
-    // The matrix products and the attention kernels live in modules of their own.
+    // The matrix products, the attention and the decode kernels live in modules of their own.
     let (module_ast, module): (fn() -> cutile::cutile_compiler::ast::Module, &str) = crate::gemm::module_of(p.kernel)
         .or_else(|| crate::attn::module_of(p.kernel))
         .or_else(|| crate::gdr::module_of(p.kernel))
         .or_else(|| crate::moe::module_of(p.kernel))
+        .or_else(|| crate::decode::module_of(p.kernel))
         .unwrap_or((portbench_kernels::__module_ast_self, MODULE));
     let artifacts = KernelCompiler::new(module_ast, module, p.kernel)
         .options(options)
@@ -534,6 +535,23 @@ impl OpBundle<'_> {
         }
         Ok(pj)
     }
+
+    /// A multi-kernel plan: every stage compiled and checked as [`OpBundle::add_plan`] does,
+    /// their launches in order, the plan's scratch buffers, and each stage's tuning under
+    /// `tuning.stages`.
+    fn add_staged(&mut self, s: &crate::decode::plan::StagedPlan, params: &Value) -> Result<Value> {
+        let mut launches = Vec::new();
+        let mut stages = Vec::new();
+        for (i, stage) in s.stages.iter().enumerate() {
+            let pj = self.add_plan(stage, params).with_context(|| format!("{} ({}): stage {i} ({})", self.op, s.variant, stage.kernel))?;
+            launches.extend(pj["launches"].as_array().cloned().unwrap_or_default());
+            stages.push(pj["tuning"].clone());
+        }
+        let mut tuning = Value::Object(s.tuning.clone());
+        tuning["stages"] = Value::Array(stages);
+        let scratch: Vec<Value> = s.scratch.iter().map(|b| json!({"name": b.name, "bytes": b.bytes, "init": "none"})).collect();
+        Ok(json!({"tuning": tuning, "scratch": scratch, "launches": launches}))
+    }
 }
 
 fn export_into(
@@ -563,6 +581,31 @@ fn export_into(
         let mut unsupported = Vec::new();
         report.suite_configs.insert(op.to_string(), mine.len());
         for cfg in mine {
+            if crate::decode::plan::OPERATORS.contains(&op) {
+                // Multi-kernel plans (decode attention): stage by stage.
+                let cands = match crate::decode::plan::candidates(op, &cfg.params, cfg.overrides, target) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => unreachable!("{op} is in decode::plan::OPERATORS"),
+                    Err(e) => {
+                        let why = format!("{e:#}").replace('\n', " ");
+                        unsupported.push(json!({"params": cfg.params, "reason": why}));
+                        report.skipped.push((op.to_string(), cfg.params.clone(), why));
+                        continue;
+                    }
+                };
+                let names: Vec<&str> = cands.iter().map(|p| p.variant.as_str()).collect();
+                let (chosen, source) = choose_named(&names, op, &cfg.params, cfg.overrides, opts.tuning.as_ref())?;
+                let mut variants = Vec::new();
+                for p in cands.iter().filter(|p| !opts.chosen_only || p.variant == chosen) {
+                    variants.push((p.variant.clone(), bundle.add_staged(p, &cfg.params)?));
+                }
+                let chosen_json = &variants.iter().find(|(n, _)| *n == chosen).expect("chosen is a candidate").1;
+                manifest_configs.push(config_json(&cfg.params, chosen_json, &chosen, &source, &variants));
+                report.exported += 1;
+                report.with_variants += usize::from(variants.len() > 1);
+                report.from_record += usize::from(matches!(source, Source::Record(_)));
+                continue;
+            }
             let cands = match plan::candidates(op, &cfg.params, cfg.overrides, target) {
                 Ok(Some(c)) => c,
                 Ok(None) => unreachable!("{op} is in OPERATORS"),
@@ -620,7 +663,18 @@ pub fn choose(
     overrides: plan::Overrides,
     record: Option<&TuningRecord>,
 ) -> Result<(String, Source)> {
-    let default = cands.plans[0].variant.clone();
+    choose_named(&cands.names(), op, params, overrides, record)
+}
+
+/// [`choose`] among candidates given by name, the default first.
+pub fn choose_named(
+    names: &[&str],
+    op: &str,
+    params: &Value,
+    overrides: plan::Overrides,
+    record: Option<&TuningRecord>,
+) -> Result<(String, Source)> {
+    let default = names[0].to_string();
     if overrides != plan::Overrides::default() {
         return Ok((default, Source::Overrides));
     }
@@ -630,11 +684,11 @@ pub fn choose(
     match record.lookup(op, params) {
         Some(name) => {
             ensure!(
-                cands.find(name).is_some(),
+                names.contains(&name),
                 "{}: choice for {op} {params} names variant {name:?}, which this configuration does not have \
                  (variants: {})",
                 record.path,
-                cands.names().join(", ")
+                names.join(", ")
             );
             Ok((name.to_string(), Source::Record(record.path.clone())))
         }

@@ -5,6 +5,7 @@
 
 pub mod abi;
 pub mod attn;
+pub mod decode;
 pub mod elf;
 pub mod export;
 pub mod gdr;

@@ -34,6 +34,12 @@ pub const OPERATORS: &[&str] = &[
     "chunk_gated_delta_rule",
     // Mixture of experts: crate::moe.
     "moe_align_block",
+    // Decode attention, multi-kernel plans: crate::decode.
+    "flash_decode",
+    "gemma_attention_decode",
+    "attention_sink_decode",
+    "mla_decoding",
+    "mla_decoding_split_kv",
 ];
 
 /// Default eps of the rms_norm operator spec (`eps` parameter).

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+//! portbench's cuTile Rust decode attention: the split-KV pass of flash_decode (module
+//! `portbench_decode`). The reduce over the splits is `crate::gemm`'s `splitk_reduce`, bound to
+//! the same scratch buffers (docs/cutile-rust.md, "Decode attention").
+//!
+//! Facts the kernel relies on:
+//! - One tile block per (batch, KV head, split): all `group` query heads that read that KV head
+//!   are one `[G, D]` tile (`G = max(8, pow2(group))`, the rows past `group` read as zero and
+//!   are never stored), so each key and value is loaded once per block.
+//! - `D` is the head dimension rounded up to a power of two: the padded columns of q, k and v
+//!   read as zero (zero-padded partition views), which leaves every dot product exact and the
+//!   padded output columns zero; stores drop the lanes outside the scratch views.
+//! - Keys `[lo, S)` are attended (`lo` > 0: gemma's sliding window). Split `s` owns keys
+//!   `[base + s*len, min(base + (s+1)*len, S))`, `base` the start of the key tile holding `lo`,
+//!   `len` a multiple of `BN`; the plan makes every split non-empty, so each block's first tile
+//!   holds an attended key and its running maximum is finite after it. Keys below `lo` or at or
+//!   past `S` (only in the first and the last tile) score `-inf`.
+//! - Scores are kept in base 2: `qk_scale = sm_scale * log2(e)`, probabilities `2^(s - m)`, and
+//!   the block writes its normalised partial output and `lse = m + log2(l)` (base 2), which is
+//!   what `splitk_reduce` weighs by `2^(lse - max lse)`.
+
+#[cutile::module]
+pub mod portbench_decode {
+    use cutile::core::*;
+
+    /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
+    /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
+    /// denominator as a base-2 logit per query head (`-inf`: none).
+    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+        q_p: &Partition<T, { [1, 1, G, D] }>,
+        k_p: &Partition<T, { [1, 1, BN, D] }>,
+        v_p: &Partition<T, { [1, 1, BN, D] }>,
+        pid: (i32, i32, i32),
+        s_kv: i32,
+        qk_scale: f32,
+        cap: f32,
+        lo: i32,
+        len: i32,
+        sink2: Tile<f32, { [1, G] }>,
+    ) -> (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) {
+        // The splits cover [base, S) from the key tile that holds `lo`, the first key attended.
+        let start: i32 = (lo / BN) * BN + pid.2 * len;
+        let end: i32 = min(start + len, s_kv);
+        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let first: i32 = start / BN;
+
+        let qt: Tile<T, { [1, 1, G, D] }> = q_p.load([pid.0, pid.1, 0i32, 0i32]);
+        let qt: Tile<T, { [G, D] }> = qt.reshape(shape![G, D]);
+        let qt: Tile<T, { [D, G] }> = qt.transpose();
+
+        let scale: Tile<f32, { [BN, G] }> = broadcast_scalar(qk_scale, shape![BN, G]);
+        let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let offs: Tile<i32, { [BN, G] }> = offs.reshape(shape![BN, 1]).broadcast(shape![BN, G]);
+        let s_kv_t: Tile<i32, { [BN, G] }> = s_kv.broadcast(shape![BN, G]);
+        let lo_t: Tile<i32, { [BN, G] }> = lo.broadcast(shape![BN, G]);
+        let neg: Tile<f32, { [BN, G] }> = constant(f32::NEG_INFINITY, shape![BN, G]);
+        let cap_t: Tile<f32, { [BN, G] }> = broadcast_scalar(cap, shape![BN, G]);
+        let log2e: Tile<f32, { [BN, G] }> = constant(1.4426950408889634f32, shape![BN, G]);
+
+        let mut m_i: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        let mut l_i: Tile<f32, { [1, G] }> = constant(0.0f32, shape![1, G]);
+        let mut acc: Tile<f32, { [D, G] }> = constant(0.0f32, shape![D, G]);
+        for j in 0i32..tiles {
+            let t: i32 = first + j;
+            let kt: Tile<T, { [1, 1, BN, D] }> = k_p.load([pid.0, pid.1, t, 0i32]);
+            let kt: Tile<T, { [BN, D] }> = kt.reshape(shape![BN, D]);
+            // Scores of the tile's keys for every query head of the group: [BN, G].
+            let zero: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
+            let mut s: Tile<f32, { [BN, G] }> = mmaf(kt, qt, zero);
+            s = s * scale;
+            if CAP == 1i32 {
+                // cap * tanh(s / cap) on the natural-scale logits, then base 2.
+                s = cap_t * tanh(s / cap_t) * log2e;
+            }
+            if t * BN < lo || (t + 1i32) * BN > s_kv {
+                let pos: Tile<i32, { [BN, G] }> = broadcast_scalar(t * BN, shape![BN, G]) + offs;
+                let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t) & ge_tile(pos, lo_t);
+                s = select(inside, s, neg);
+            }
+            let mx: Tile<f32, { [G] }> = reduce_max(s, 0i32);
+            let mx: Tile<f32, { [1, G] }> = mx.reshape(shape![1, G]);
+            let m_new: Tile<f32, { [1, G] }> = max_tile(m_i, mx);
+            let p: Tile<f32, { [BN, G] }> = exp2(s - m_new.broadcast(shape![BN, G]), ftz::Disabled);
+            let alpha: Tile<f32, { [1, G] }> = exp2(m_i - m_new, ftz::Disabled);
+            let ls: Tile<f32, { [G] }> = reduce_sum(p, 0i32);
+            l_i = l_i * alpha + ls.reshape(shape![1, G]);
+            acc = acc * alpha.broadcast(shape![D, G]);
+            let vt: Tile<T, { [1, 1, BN, D] }> = v_p.load([pid.0, pid.1, t, 0i32]);
+            let vt: Tile<T, { [BN, D] }> = vt.reshape(shape![BN, D]);
+            let vt: Tile<T, { [D, BN] }> = vt.transpose();
+            let pt: Tile<T, { [BN, G] }> = convert_tile(p);
+            acc = mmaf(vt, pt, acc);
+            m_i = m_new;
+        }
+        // The sink's share of the denominator (the running maximum is finite here).
+        l_i = l_i + exp2(sink2 - m_i, ftz::Disabled);
+
+        let out: Tile<f32, { [D, G] }> = acc / l_i.broadcast(shape![D, G]);
+        let out: Tile<f32, { [G, D] }> = out.transpose();
+        let out: Tile<T, { [G, D] }> = convert_tile(out);
+        let out: Tile<T, { [1, 1, G, 1, D] }> = out.reshape(shape![1, 1, G, 1, D]);
+        let l2: Tile<f32, { [1, G] }> = m_i + log2(l_i);
+        let l2: Tile<f32, { [1, 1, G, 1] }> = l2.reshape(shape![1, 1, G, 1]);
+        (out, l2)
+    }
+
+    /// Stores a block's partial output and LSE at split `pid.2` of the scratch views.
+    unsafe fn store_split<T: ElementType, const G: i32, const D: i32>(
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        pid: (i32, i32, i32),
+        out: Tile<T, { [1, 1, G, 1, D] }>,
+        l2: Tile<f32, { [1, 1, G, 1] }>,
+    ) {
+        let mut o_p: PartitionMut<T, { [1, 1, G, 1, D] }> = unsafe { partial_o.partition_full_mut(shape![1, 1, G, 1, D]) };
+        unsafe {
+            store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+        let mut l_p: PartitionMut<f32, { [1, 1, G, 1] }> = unsafe { lse.partition_full_mut(shape![1, 1, G, 1]) };
+        unsafe {
+            store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+    }
+
+    /// flash_decode's split-KV pass. `q` is the `[B, Hkv, group, D]` view of q `[B, Hq, 1, D]`
+    /// (query head `h` reads KV head `h / group`), `k` and `v` are `[B, Hkv, S, D]`;
+    /// `partial_o` is the `[B, Hkv, group, splits, D]` view of the scratch buffer `[B, Hq,
+    /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
+    /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
+    /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        qk_scale: f32,
+        cap: f32,
+        lo: i32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+        let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
+            decode_tiles::<T, G, D, BN, CAP>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
+        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
+    }
+
+    /// attention_sink_decode's split-KV pass: [`decode_split`] with GPT-OSS's sink logits,
+    /// `sinks` the `[Hkv, group]` view of `sinks [H]` (natural units, like the scaled scores),
+    /// folded into split 0's denominator: its partial output is normalised by `l + 2^(sink2 -
+    /// m)` and its LSE weighs the sink in, so the reduce divides every split by the full
+    /// denominator. `k` and `v` are `[B, Hkv, S', D]` views of `[B, S, Hkv, D]` that end at the
+    /// last key attended (`S'`).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        sinks: &Tensor<T, { [-1, -1] }>,
+        qk_scale: f32,
+        lo: i32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+        let mut sink2: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        if pid.2 == 0i32 {
+            let s_p: Partition<T, { [1, G] }> = sinks.partition(shape![1, G]);
+            let st: Tile<T, { [1, G] }> = s_p.load([pid.1, 0i32]);
+            let sf: Tile<f32, { [1, G] }> = convert_tile(st);
+            let log2e: Tile<f32, { [1, G] }> = constant(1.4426950408889634f32, shape![1, G]);
+            sink2 = sf * log2e;
+        }
+        let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
+            decode_tiles::<T, G, D, BN, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
+    }
+
+    /// MLA decode (weight-absorbed), one split of the keys: `kv [B, S, D]` is both keys and
+    /// values, `kpe [B, S, DPE]` the keys' position part; scores are `q.kv + qpe.kpe`. `q [B, H,
+    /// D]`, `qpe [B, H, DPE]`; block `(head block, b, split)` takes `TH` heads (rows past H read
+    /// as zero and are never stored) and keys `[split*len, min((split+1)*len, S))`. It writes its
+    /// normalised output to `o [B, H, splits, D]` and `lse = m + log2(l)` to `lse [B, H,
+    /// splits]`: with one split these are the operator's `o` (seen as `[B, H, 1, D]`) and `lse`
+    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. Each kv tile is
+    /// loaded once and serves as the keys and the values. Loads carry latency hint 2 (tilegym's).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32>(
+        q: &Tensor<T, { [-1, -1, -1] }>,
+        qpe: &Tensor<T, { [-1, -1, -1] }>,
+        kv: &Tensor<T, { [-1, -1, -1] }>,
+        kpe: &Tensor<T, { [-1, -1, -1] }>,
+        o: &Tensor<T, { [-1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1] }>,
+        qk_scale: f32,
+        len: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(kv.shape(), 1i32);
+        let start: i32 = pid.2 * len;
+        let end: i32 = min(start + len, s_kv);
+        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let first: i32 = start / BN;
+
+        let q_p: Partition<T, { [1, TH, D] }> = q.partition(shape![1, TH, D]);
+        let qt: Tile<T, { [1, TH, D] }> = q_p.load([pid.1, pid.0, 0i32]);
+        let qt: Tile<T, { [TH, D] }> = qt.reshape(shape![TH, D]);
+        let qt: Tile<T, { [D, TH] }> = qt.transpose();
+        let qpe_p: Partition<T, { [1, TH, DPE] }> = qpe.partition(shape![1, TH, DPE]);
+        let qpet: Tile<T, { [1, TH, DPE] }> = qpe_p.load([pid.1, pid.0, 0i32]);
+        let qpet: Tile<T, { [TH, DPE] }> = qpet.reshape(shape![TH, DPE]);
+        let qpet: Tile<T, { [DPE, TH] }> = qpet.transpose();
+        let kv_p: Partition<T, { [1, BN, D] }> = kv.partition(shape![1, BN, D]);
+        let kpe_p: Partition<T, { [1, BN, DPE] }> = kpe.partition(shape![1, BN, DPE]);
+
+        let scale: Tile<f32, { [BN, TH] }> = broadcast_scalar(qk_scale, shape![BN, TH]);
+        let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let offs: Tile<i32, { [BN, TH] }> = offs.reshape(shape![BN, 1]).broadcast(shape![BN, TH]);
+        let s_kv_t: Tile<i32, { [BN, TH] }> = s_kv.broadcast(shape![BN, TH]);
+        let neg: Tile<f32, { [BN, TH] }> = constant(f32::NEG_INFINITY, shape![BN, TH]);
+
+        let mut m_i: Tile<f32, { [1, TH] }> = constant(f32::NEG_INFINITY, shape![1, TH]);
+        let mut l_i: Tile<f32, { [1, TH] }> = constant(0.0f32, shape![1, TH]);
+        let mut acc: Tile<f32, { [D, TH] }> = constant(0.0f32, shape![D, TH]);
+        for j in 0i32..tiles {
+            let t: i32 = first + j;
+            let kvt: Tile<T, { [1, BN, D] }> =
+                load_view_tko(&kv_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kvt: Tile<T, { [BN, D] }> = kvt.reshape(shape![BN, D]);
+            let kpet: Tile<T, { [1, BN, DPE] }> =
+                load_view_tko(&kpe_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kpet: Tile<T, { [BN, DPE] }> = kpet.reshape(shape![BN, DPE]);
+            let zero: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
+            let s0: Tile<f32, { [BN, TH] }> = mmaf(kvt, qt, zero);
+            let mut s: Tile<f32, { [BN, TH] }> = mmaf(kpet, qpet, s0);
+            s = s * scale;
+            if (t + 1i32) * BN > s_kv {
+                let pos: Tile<i32, { [BN, TH] }> = broadcast_scalar(t * BN, shape![BN, TH]) + offs;
+                let inside: Tile<bool, { [BN, TH] }> = lt_tile(pos, s_kv_t);
+                s = select(inside, s, neg);
+            }
+            let mx: Tile<f32, { [TH] }> = reduce_max(s, 0i32);
+            let mx: Tile<f32, { [1, TH] }> = mx.reshape(shape![1, TH]);
+            let m_new: Tile<f32, { [1, TH] }> = max_tile(m_i, mx);
+            let p: Tile<f32, { [BN, TH] }> = exp2(s - m_new.broadcast(shape![BN, TH]), ftz::Disabled);
+            let alpha: Tile<f32, { [1, TH] }> = exp2(m_i - m_new, ftz::Disabled);
+            let ls: Tile<f32, { [TH] }> = reduce_sum(p, 0i32);
+            l_i = l_i * alpha + ls.reshape(shape![1, TH]);
+            acc = acc * alpha.broadcast(shape![D, TH]);
+            let vt: Tile<T, { [D, BN] }> = kvt.transpose();
+            let pt: Tile<T, { [BN, TH] }> = convert_tile(p);
+            acc = mmaf(vt, pt, acc);
+            m_i = m_new;
+        }
+
+        let out: Tile<f32, { [D, TH] }> = acc / l_i.broadcast(shape![D, TH]);
+        let out: Tile<f32, { [TH, D] }> = out.transpose();
+        let out: Tile<T, { [TH, D] }> = convert_tile(out);
+        let out: Tile<T, { [1, TH, 1, D] }> = out.reshape(shape![1, TH, 1, D]);
+        let mut o_p: PartitionMut<T, { [1, TH, 1, D] }> = unsafe { o.partition_full_mut(shape![1, TH, 1, D]) };
+        unsafe {
+            store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+        let l2: Tile<f32, { [1, TH] }> = m_i + log2(l_i);
+        let l2: Tile<f32, { [1, TH, 1] }> = l2.reshape(shape![1, TH, 1]);
+        let mut l_p: PartitionMut<f32, { [1, TH, 1] }> = unsafe { lse.partition_full_mut(shape![1, TH, 1]) };
+        unsafe {
+            store_view_tko_mut(&mut l_p, l2, [pid.1, pid.0, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+        };
+    }
+}
