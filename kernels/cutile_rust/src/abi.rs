@@ -148,6 +148,14 @@ pub enum KernelArg {
     /// A raw pointer parameter (`*mut i64`) bound to a table of the named tensors' addresses
     /// ([`Param::PtrTable`]): the kernel reaches tensors that are separate allocations.
     PtrTable { name: String, tensors: Vec<String> },
+    /// A tensor parameter of rank `rank` for an optional tensor this configuration does not
+    /// have (e.g. the gated delta rule's `initial_state` without `use_init`): a `null`
+    /// pointer, extents and strides literal 1s. The kernel never touches it (a const generic
+    /// removes the access).
+    Absent { name: String, rank: usize },
+    /// A raw pointer parameter (`*mut T`) bound to the operator's tensor `tensor` (manifest
+    /// `ptr`): the kernel addresses it through pointer tiles (scatter).
+    RawPtr { name: String, tensor: String },
 }
 
 /// An entry parameter: the name cutile-compiler gives it, its Tile IR type, and what the
@@ -225,6 +233,23 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
                 ir_name: name.clone(),
                 ir_type: ty.tile_ir().into(),
                 param: Param::Literal { ty: *ty, value: *value },
+            }),
+            KernelArg::Absent { name, rank } => {
+                out.push(EntryParam { ir_name: format!("{name}_ptr"), ir_type: "ptr".into(), param: Param::Null });
+                for what in ["dim", "stride"] {
+                    for d in 0..*rank {
+                        out.push(EntryParam {
+                            ir_name: format!("{name}_{what}_{d}"),
+                            ir_type: "i32".into(),
+                            param: Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1) },
+                        });
+                    }
+                }
+            }
+            KernelArg::RawPtr { name, tensor } => out.push(EntryParam {
+                ir_name: name.clone(),
+                ir_type: "ptr".into(),
+                param: Param::Ptr { tensor: tensor.clone() },
             }),
             KernelArg::PtrTable { name, tensors } => out.push(EntryParam {
                 ir_name: name.clone(),

@@ -212,6 +212,8 @@ pub fn compile(p: &Plan, tc: &Toolchain, arch: &str) -> Result<Compiled> {
     // The matrix products, the attention and the decode kernels live in modules of their own.
     let (module_ast, module): (fn() -> cutile::cutile_compiler::ast::Module, &str) = crate::gemm::module_of(p.kernel)
         .or_else(|| crate::attn::module_of(p.kernel))
+        .or_else(|| crate::gdr::module_of(p.kernel))
+        .or_else(|| crate::moe::module_of(p.kernel))
         .or_else(|| crate::decode::module_of(p.kernel))
         .unwrap_or((portbench_kernels::__module_ast_self, MODULE));
     let artifacts = KernelCompiler::new(module_ast, module, p.kernel)

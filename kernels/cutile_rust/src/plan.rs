@@ -29,6 +29,11 @@ pub const OPERATORS: &[&str] = &[
     "attention_sink",
     "gemma_attention",
     "mla",
+    // The gated delta rule: crate::gdr.
+    "recurrent_gated_delta_rule",
+    "chunk_gated_delta_rule",
+    // Mixture of experts: crate::moe.
+    "moe_align_block",
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",
     "gemma_attention_decode",
@@ -310,6 +315,12 @@ pub fn plan_with(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<O
     if crate::attn::plan::OPERATORS.contains(&op) {
         return crate::attn::plan::plan(op, params, o, t);
     }
+    if crate::gdr::plan::OPERATORS.contains(&op) {
+        return crate::gdr::plan::plan(op, params, o, t);
+    }
+    if crate::moe::plan::OPERATORS.contains(&op) {
+        return crate::moe::plan::plan(op, params, o, t);
+    }
     let mut p = match op {
         "vector_add" => plan_vector_add(params, o, t)?,
         "rms_norm" => plan_rms_norm(params, o, t)?,
@@ -375,6 +386,12 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
     }
     if crate::attn::plan::OPERATORS.contains(&op) {
         return crate::attn::plan::candidates(op, params, o, t);
+    }
+    if crate::gdr::plan::OPERATORS.contains(&op) {
+        return crate::gdr::plan::candidates(op, params, o, t);
+    }
+    if crate::moe::plan::OPERATORS.contains(&op) {
+        return crate::moe::plan::candidates(op, params, o, t);
     }
     let Some(first) = plan_with(op, params, o, t)? else { return Ok(None) };
     let mut plans = vec![first];

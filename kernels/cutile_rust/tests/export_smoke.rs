@@ -126,14 +126,20 @@ fn exports_smoke_suite_to_sm90_bundles() {
         .filter(|op| suite["configs"].as_array().unwrap().iter().any(|c| c["op"] == *op))
         .collect();
     // The smoke suite covers every operator of this front end but the matrix products, the
-    // attention and the decode kernels, which tests/export_gemm.rs, tests/export_fmha.rs and
-    // tests/export_decode.rs export from
-    // tests/data/ (the other front ends' smoke exports have no such configurations).
+    // attention, the decode kernels, the gated delta rule and moe_align_block, which
+    // tests/export_gemm.rs, tests/export_fmha.rs, tests/export_decode.rs, tests/export_gdr.rs and
+    // tests/export_moe.rs export from tests/data/ (the other front ends' smoke exports have no
+    // such configurations).
     let want: Vec<&str> = portbench_cutile_rust::plan::OPERATORS
         .iter()
         .copied()
-        .filter(|op| !portbench_cutile_rust::gemm::plan::OPERATORS.contains(op) && !portbench_cutile_rust::attn::plan::OPERATORS.contains(op))
-        .filter(|op| !portbench_cutile_rust::decode::plan::OPERATORS.contains(op))
+        .filter(|op| {
+            !portbench_cutile_rust::gemm::plan::OPERATORS.contains(op)
+                && !portbench_cutile_rust::attn::plan::OPERATORS.contains(op)
+                && !portbench_cutile_rust::decode::plan::OPERATORS.contains(op)
+                && !portbench_cutile_rust::gdr::plan::OPERATORS.contains(op)
+                && !portbench_cutile_rust::moe::plan::OPERATORS.contains(op)
+        })
         .collect();
     assert_eq!(ops, want, "operators of this front end missing from smoke.json");
     for &op in &ops {

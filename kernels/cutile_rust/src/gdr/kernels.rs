@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+//! portbench's cuTile Rust gated-delta-rule kernel (issue 17).
+//!
+//! The recurrence of reference/src/ops/gated_delta_rule.cpp, per (batch, head), state
+//! `S [K, V]` in f32, for t = 0..T:
+//!   q, k <- l2-normalised (`use_l2`), q <- q / sqrt(K);
+//!   S <- S exp(g_t);  delta = (v_t - S^T k_t) beta_t;  S <- S + k_t delta^T;  o_t = S^T q_t.
+//! Column c of S depends only on column c of v (and on k, g, beta, shared by all columns),
+//! so a tile block owns `BV` columns of one head's state: grid `[B * H, ceil(V / BV), 1]`,
+//! the whole recurrence in registers, every step in f32. q, k load as `[BK, 1]` columns and v
+//! as a `[1, BV]` row through zero-padded partitions: head columns past `K` are zero, so the
+//! padded rows of S stay zero and never reach o; columns past `V` are dropped by the stores.
+//! `g` and `beta` are one-element partition loads per step.
+
+#[cutile::module]
+pub mod portbench_gdr {
+    use cutile::core::*;
+
+    /// The gated delta rule, `BV` state columns of one (batch, head) per tile block. `E` the
+    /// element type of q, k, v, beta and o; `G` that of g; `BK` = K rounded up to a power of
+    /// two. `INIT` = 1: the state starts from `initial_state [B, H, K, V]` (f32), else 0;
+    /// `FINAL` = 1: the last state is stored to `final_state [B, H, K, V]`; `L2` = 1: q and k are
+    /// l2-normalised with `rsqrt(|x|^2 + 1e-6)`. Absent optional tensors are bound to null
+    /// pointers and never touched (their `if` is resolved at specialisation).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn gated_delta_rule<
+        E: ElementType,
+        G: ElementType,
+        const BK: i32,
+        const BV: i32,
+        const INIT: i32,
+        const FINAL: i32,
+        const L2: i32,
+    >(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        g: &Tensor<G, { [-1, -1, -1] }>,
+        beta: &Tensor<E, { [-1, -1, -1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        q_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let steps: i32 = get_shape_dim(q.shape(), 1i32);
+        let heads: i32 = get_shape_dim(q.shape(), 2i32);
+        let bi: i32 = pid.0 / heads;
+        let hi: i32 = pid.0 % heads;
+        let vi: i32 = pid.1;
+
+        let mut s: Tile<f32, { [BK, BV] }> = constant(0.0f32, shape![BK, BV]);
+        if INIT == 1i32 {
+            let init_p: Partition<f32, { [1, 1, BK, BV] }> = initial_state.partition(shape![1, 1, BK, BV]);
+            let st: Tile<f32, { [1, 1, BK, BV] }> = init_p.load([bi, hi, 0i32, vi]);
+            s = st.reshape(shape![BK, BV]);
+        }
+
+        let q_p: Partition<E, { [1, 1, 1, BK] }> = q.partition(shape![1, 1, 1, BK]);
+        let k_p: Partition<E, { [1, 1, 1, BK] }> = k.partition(shape![1, 1, 1, BK]);
+        let v_p: Partition<E, { [1, 1, 1, BV] }> = v.partition(shape![1, 1, 1, BV]);
+        let g_p: Partition<G, { [1, 1, 1] }> = g.partition(shape![1, 1, 1]);
+        let b_p: Partition<E, { [1, 1, 1] }> = beta.partition(shape![1, 1, 1]);
+        let mut o_p: PartitionMut<E, { [1, 1, 1, BV] }> = unsafe { o.partition_full_mut(shape![1, 1, 1, BV]) };
+        let scale: Tile<f32, { [BK, 1] }> = broadcast_scalar(q_scale, shape![BK, 1]);
+        let eps: Tile<f32, { [1, 1] }> = constant(1e-6f32, shape![1, 1]);
+
+        for t in 0i32..steps {
+            let qt: Tile<E, { [1, 1, 1, BK] }> = q_p.load([bi, t, hi, 0i32]);
+            let mut qf: Tile<f32, { [BK, 1] }> = convert_tile(qt.reshape(shape![BK, 1]));
+            let kt: Tile<E, { [1, 1, 1, BK] }> = k_p.load([bi, t, hi, 0i32]);
+            let mut kf: Tile<f32, { [BK, 1] }> = convert_tile(kt.reshape(shape![BK, 1]));
+            if L2 == 1i32 {
+                let qq: Tile<f32, { [1] }> = reduce_sum(qf * qf, 0i32);
+                let qn: Tile<f32, { [1, 1] }> = rsqrt(qq.reshape(shape![1, 1]) + eps, ftz::Disabled);
+                qf = qf * qn.broadcast(shape![BK, 1]);
+                let kk: Tile<f32, { [1] }> = reduce_sum(kf * kf, 0i32);
+                let kn: Tile<f32, { [1, 1] }> = rsqrt(kk.reshape(shape![1, 1]) + eps, ftz::Disabled);
+                kf = kf * kn.broadcast(shape![BK, 1]);
+            }
+            qf = qf * scale;
+            let vt: Tile<E, { [1, 1, 1, BV] }> = v_p.load([bi, t, hi, vi]);
+            let vf: Tile<f32, { [1, BV] }> = convert_tile(vt.reshape(shape![1, BV]));
+            let gt: Tile<G, { [1, 1, 1] }> = g_p.load([bi, t, hi]);
+            let gf: Tile<f32, { [1, 1] }> = convert_tile(gt.reshape(shape![1, 1]));
+            let bt: Tile<E, { [1, 1, 1] }> = b_p.load([bi, t, hi]);
+            let bf: Tile<f32, { [1, 1] }> = convert_tile(bt.reshape(shape![1, 1]));
+
+            let decay: Tile<f32, { [1, 1] }> = exp(gf);
+            s = s * decay.broadcast(shape![BK, BV]);
+            let kb: Tile<f32, { [BK, BV] }> = kf.broadcast(shape![BK, BV]);
+            let kv: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
+            let delta: Tile<f32, { [1, BV] }> = (vf - kv.reshape(shape![1, BV])) * bf.broadcast(shape![1, BV]);
+            s = s + kb * delta.broadcast(shape![BK, BV]);
+            let ot: Tile<f32, { [BV] }> = reduce_sum(s * qf.broadcast(shape![BK, BV]), 0i32);
+            let ot: Tile<E, { [BV] }> = convert_tile(ot);
+            let ot: Tile<E, { [1, 1, 1, BV] }> = ot.reshape(shape![1, 1, 1, BV]);
+            unsafe { store_view_tko_mut(&mut o_p, ot, [bi, t, hi, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+
+        if FINAL == 1i32 {
+            let mut final_p: PartitionMut<f32, { [1, 1, BK, BV] }> = unsafe { final_state.partition_full_mut(shape![1, 1, BK, BV]) };
+            let st: Tile<f32, { [1, 1, BK, BV] }> = s.reshape(shape![1, 1, BK, BV]);
+            unsafe { store_view_tko_mut(&mut final_p, st, [bi, hi, 0i32, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+
+    /// `acc + a b` for f32 tiles on the tensor cores at about 16 mantissa bits: each operand is
+    /// split into bf16 `hi + lo` (`lo = bf16(x - hi)`), and `lo lo` is dropped (2^-16 of the
+    /// product). f32 accumulation.
+    fn mm3<const M: i32, const K: i32, const N: i32>(
+        a: Tile<f32, { [M, K] }>,
+        b: Tile<f32, { [K, N] }>,
+        acc: Tile<f32, { [M, N] }>,
+    ) -> Tile<f32, { [M, N] }> {
+        let ah: Tile<bf16, { [M, K] }> = convert_tile(a);
+        let ahf: Tile<f32, { [M, K] }> = convert_tile(ah);
+        let al: Tile<bf16, { [M, K] }> = convert_tile(a - ahf);
+        let bh: Tile<bf16, { [K, N] }> = convert_tile(b);
+        let bhf: Tile<f32, { [K, N] }> = convert_tile(bh);
+        let bl: Tile<bf16, { [K, N] }> = convert_tile(b - bhf);
+        let mut r: Tile<f32, { [M, N] }> = mmaf(al, bh, acc);
+        r = mmaf(ah, bl, r);
+        r = mmaf(ah, bh, r);
+        r
+    }
+
+    /// The chunked form of [`gated_delta_rule`] (same parameters, grid and flags), `C` tokens a
+    /// chunk, state `S` at the chunk's start, `Gamma_i` the sum of g over the chunk up to token
+    /// i, `D_ij = exp(Gamma_i - Gamma_j)` for `j <= i` (else 0):
+    ///   `A = strict_lower(beta_i D_ij k_i.k_j)`; `(I + A) U = beta V`, `(I + A) W = beta exp(Gamma) K`
+    ///   (forward substitution, row by row in f32); `Delta = U - W S` (the tokens' deltas);
+    ///   `O = (exp(Gamma) Q) S + (D o Q K^T) Delta`; `S <- exp(Gamma_last) S + (exp(Gamma_last - Gamma) K)^T Delta`.
+    /// Products of f32 tiles through [`mm3`]. Tokens past T load as zero (q, k, v, beta and g):
+    /// their rows of A, U and W are zero, Gamma stops growing, and their stores are dropped.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn gated_delta_rule_chunked<
+        E: ElementType,
+        G: ElementType,
+        const C: i32,
+        const BK: i32,
+        const BV: i32,
+        const INIT: i32,
+        const FINAL: i32,
+        const L2: i32,
+    >(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        g: &Tensor<G, { [-1, -1, -1] }>,
+        beta: &Tensor<E, { [-1, -1, -1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        q_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let steps: i32 = get_shape_dim(q.shape(), 1i32);
+        let heads: i32 = get_shape_dim(q.shape(), 2i32);
+        let bi: i32 = pid.0 / heads;
+        let hi: i32 = pid.0 % heads;
+        let vi: i32 = pid.1;
+
+        let mut s: Tile<f32, { [BK, BV] }> = constant(0.0f32, shape![BK, BV]);
+        if INIT == 1i32 {
+            let init_p: Partition<f32, { [1, 1, BK, BV] }> = initial_state.partition(shape![1, 1, BK, BV]);
+            let st: Tile<f32, { [1, 1, BK, BV] }> = init_p.load([bi, hi, 0i32, vi]);
+            s = st.reshape(shape![BK, BV]);
+        }
+
+        let q_p: Partition<E, { [1, C, 1, BK] }> = q.partition(shape![1, C, 1, BK]);
+        let k_p: Partition<E, { [1, C, 1, BK] }> = k.partition(shape![1, C, 1, BK]);
+        let v_p: Partition<E, { [1, C, 1, BV] }> = v.partition(shape![1, C, 1, BV]);
+        let g_p: Partition<G, { [1, C, 1] }> = g.partition(shape![1, C, 1]);
+        let b_p: Partition<E, { [1, C, 1] }> = beta.partition(shape![1, C, 1]);
+        let mut o_p: PartitionMut<E, { [1, C, 1, BV] }> = unsafe { o.partition_full_mut(shape![1, C, 1, BV]) };
+
+        let idx: Tile<i32, { [C] }> = iota(shape![C]);
+        let ri: Tile<i32, { [C, C] }> = idx.reshape(shape![C, 1]).broadcast(shape![C, C]);
+        let cj: Tile<i32, { [C, C] }> = idx.reshape(shape![1, C]).broadcast(shape![C, C]);
+        let lower: Tile<bool, { [C, C] }> = ge_tile(ri, cj);
+        let strict: Tile<bool, { [C, C] }> = gt_tile(ri, cj);
+        let zcc: Tile<f32, { [C, C] }> = constant(0.0f32, shape![C, C]);
+        let rv: Tile<i32, { [C, BV] }> = idx.reshape(shape![C, 1]).broadcast(shape![C, BV]);
+        let rk: Tile<i32, { [C, BK] }> = idx.reshape(shape![C, 1]).broadcast(shape![C, BK]);
+        let scale: Tile<f32, { [C, BK] }> = broadcast_scalar(q_scale, shape![C, BK]);
+        let eps: Tile<f32, { [C, 1] }> = constant(1e-6f32, shape![C, 1]);
+
+        let chunks: i32 = (steps + C - 1i32) / C;
+        for ci in 0i32..chunks {
+            let qt: Tile<E, { [1, C, 1, BK] }> = q_p.load([bi, ci, hi, 0i32]);
+            let mut qf: Tile<f32, { [C, BK] }> = convert_tile(qt.reshape(shape![C, BK]));
+            let kt: Tile<E, { [1, C, 1, BK] }> = k_p.load([bi, ci, hi, 0i32]);
+            let mut kf: Tile<f32, { [C, BK] }> = convert_tile(kt.reshape(shape![C, BK]));
+            if L2 == 1i32 {
+                let qq: Tile<f32, { [C] }> = reduce_sum(qf * qf, 1i32);
+                let qn: Tile<f32, { [C, 1] }> = rsqrt(qq.reshape(shape![C, 1]) + eps, ftz::Disabled);
+                qf = qf * qn.broadcast(shape![C, BK]);
+                let kk: Tile<f32, { [C] }> = reduce_sum(kf * kf, 1i32);
+                let kn: Tile<f32, { [C, 1] }> = rsqrt(kk.reshape(shape![C, 1]) + eps, ftz::Disabled);
+                kf = kf * kn.broadcast(shape![C, BK]);
+            }
+            qf = qf * scale;
+            let vt: Tile<E, { [1, C, 1, BV] }> = v_p.load([bi, ci, hi, vi]);
+            let vf: Tile<f32, { [C, BV] }> = convert_tile(vt.reshape(shape![C, BV]));
+            let gt: Tile<G, { [1, C, 1] }> = g_p.load([bi, ci, hi]);
+            let gf: Tile<f32, { [C] }> = convert_tile(gt.reshape(shape![C]));
+            let bt: Tile<E, { [1, C, 1] }> = b_p.load([bi, ci, hi]);
+            let bf: Tile<f32, { [C] }> = convert_tile(bt.reshape(shape![C]));
+            let bcol: Tile<f32, { [C, 1] }> = bf.reshape(shape![C, 1]);
+
+            // Gamma_i = sum_{j <= i} g_j; D_ij = exp(Gamma_i - Gamma_j) on and below the diagonal.
+            let gm: Tile<f32, { [C, C] }> = select(lower, gf.reshape(shape![1, C]).broadcast(shape![C, C]), zcc);
+            let gam: Tile<f32, { [C] }> = reduce_sum(gm, 1i32);
+            let gcol: Tile<f32, { [C, 1] }> = gam.reshape(shape![C, 1]);
+            let diff: Tile<f32, { [C, C] }> = gcol.broadcast(shape![C, C]) - gam.reshape(shape![1, C]).broadcast(shape![C, C]);
+            let decay: Tile<f32, { [C, C] }> = select(lower, exp(diff), zcc);
+            let glast: Tile<f32, { [1] }> = reduce_sum(gf.reshape(shape![1, C]), 1i32);
+            let glast: Tile<f32, { [1, 1] }> = glast.reshape(shape![1, 1]);
+            let eg: Tile<f32, { [C, 1] }> = exp(gcol);
+
+            let ktt: Tile<f32, { [BK, C] }> = kf.transpose();
+            let kk: Tile<f32, { [C, C] }> = mm3(kf, ktt, zcc);
+            let a: Tile<f32, { [C, C] }> = select(strict, kk * decay * bcol.broadcast(shape![C, C]), zcc);
+
+            // Forward substitution: row i of U and W minus A[i, :] times the finished rows.
+            let mut u: Tile<f32, { [C, BV] }> = vf * bcol.broadcast(shape![C, BV]);
+            let mut w: Tile<f32, { [C, BK] }> = kf * (bcol * eg).broadcast(shape![C, BK]);
+            for i in 1i32..C {
+                let row: Tile<bool, { [C, C] }> = eq_tile(ri, broadcast_scalar(i, shape![C, C]));
+                let ai: Tile<f32, { [C] }> = reduce_sum(select(row, a, zcc), 0i32);
+                let aic: Tile<f32, { [C, 1] }> = ai.reshape(shape![C, 1]);
+                let du: Tile<f32, { [BV] }> = reduce_sum(aic.broadcast(shape![C, BV]) * u, 0i32);
+                let dw: Tile<f32, { [BK] }> = reduce_sum(aic.broadcast(shape![C, BK]) * w, 0i32);
+                let on_v: Tile<bool, { [C, BV] }> = eq_tile(rv, broadcast_scalar(i, shape![C, BV]));
+                let on_k: Tile<bool, { [C, BK] }> = eq_tile(rk, broadcast_scalar(i, shape![C, BK]));
+                u = select(on_v, u - du.reshape(shape![1, BV]).broadcast(shape![C, BV]), u);
+                w = select(on_k, w - dw.reshape(shape![1, BK]).broadcast(shape![C, BK]), w);
+            }
+
+            let zcv: Tile<f32, { [C, BV] }> = constant(0.0f32, shape![C, BV]);
+            let ws: Tile<f32, { [C, BV] }> = mm3(w, s, zcv);
+            let delta: Tile<f32, { [C, BV] }> = u - ws;
+            let qk: Tile<f32, { [C, C] }> = mm3(qf, ktt, zcc);
+            let p: Tile<f32, { [C, C] }> = qk * decay;
+            let qs: Tile<f32, { [C, BV] }> = mm3(qf * eg.broadcast(shape![C, BK]), s, zcv);
+            let out: Tile<f32, { [C, BV] }> = mm3(p, delta, qs);
+            let out: Tile<E, { [C, BV] }> = convert_tile(out);
+            let out: Tile<E, { [1, C, 1, BV] }> = out.reshape(shape![1, C, 1, BV]);
+            unsafe { store_view_tko_mut(&mut o_p, out, [bi, ci, hi, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+
+            let kd: Tile<f32, { [C, BK] }> = kf * exp(glast.broadcast(shape![C, 1]) - gcol).broadcast(shape![C, BK]);
+            let kdt: Tile<f32, { [BK, C] }> = kd.transpose();
+            let sd: Tile<f32, { [BK, BV] }> = s * exp(glast).broadcast(shape![BK, BV]);
+            s = mm3(kdt, delta, sd);
+        }
+
+        if FINAL == 1i32 {
+            let mut final_p: PartitionMut<f32, { [1, 1, BK, BV] }> = unsafe { final_state.partition_full_mut(shape![1, 1, BK, BV]) };
+            let st: Tile<f32, { [1, 1, BK, BV] }> = s.reshape(shape![1, 1, BK, BV]);
+            unsafe { store_view_tko_mut(&mut final_p, st, [bi, hi, 0i32, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+}

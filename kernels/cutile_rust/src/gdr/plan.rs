@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+//! Per-configuration plans of the gated delta rule operators: kernel, specialisation, state
+//! tile, occupancy and grid; and the tuning candidates (`variants`).
+//!
+//! The tensors are the reference's (reference/src/ops/gated_delta_rule.cpp), all contiguous:
+//! q, k `[B, T, H, K]`, v `[B, T, H, V]`, g, beta `[B, T, H]` (g in `g_dtype`, default the
+//! inputs' dtype), `initial_state [B, H, K, V]` f32 when `use_init`, o `[B, T, H, V]`,
+//! `final_state [B, H, K, V]` f32 when `out_final` (default true). The default plan is
+//! tilegym 1.5.1's untuned one for the recurrent operator (`BLOCK_V = 64`, occupancy 2, grid
+//! `(B * H, ceil(V / 64), 1)`); the variants are the smaller state tiles its autotuner tries
+//! for few heads (`BLOCK_V` 8 and 16 at occupancy 2 to 6) and 32.
+//!
+//! chunk_gated_delta_rule computes the same function (the reference runs one recurrence for
+//! both); this port runs it with the same sequential kernel, not upstream's chunked
+//! algorithm (recorded as `tuning.algorithm`).
+
+use anyhow::{bail, ensure, Result};
+use serde_json::{json, Map, Value};
+
+use crate::abi::{KernelArg, LitValue, ScalarType};
+use crate::plan::{
+    grid_of, param_bool_or, param_i64, param_int_or, param_str, param_str_or, pow2_ceil, specialization_json, tensor_arg,
+    Candidates, Overrides, Plan, TensorLayout,
+};
+use crate::target::Target;
+
+/// Operators of this module (registered in `crate::plan::OPERATORS`).
+pub const OPERATORS: &[&str] = &["recurrent_gated_delta_rule", "chunk_gated_delta_rule"];
+
+/// The largest head tile `BK`: the `[BK, BV]` f32 state of a block lives in registers.
+pub const MAX_HEAD_TILE: i64 = 256;
+
+/// The largest state tile in elements (`BK * BV`, f32): 64 KB of registers per block.
+pub const MAX_STATE_ELEMS: i64 = 16384;
+
+/// One launch shape: state columns per block and the occupancy hint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GdrTiles {
+    pub bv: i64,
+    pub occupancy: i32,
+    /// Tokens per chunk of the chunked kernel (`gated_delta_rule_chunked`); 0: the sequential
+    /// kernel.
+    pub chunk: i64,
+}
+
+impl GdrTiles {
+    /// The variant name: its knobs, the same plan in every configuration.
+    pub fn name(&self) -> String {
+        match self.chunk {
+            0 => format!("bv{}_o{}", self.bv, self.occupancy),
+            c => format!("chunked_c{c}_bv{}_o{}", self.bv, self.occupancy),
+        }
+    }
+}
+
+const fn tiles(bv: i64, occupancy: i32) -> GdrTiles {
+    GdrTiles { bv, occupancy, chunk: 0 }
+}
+
+/// Tokens per chunk of the chunked variant (tilegym's chunk_size in the suite).
+pub const CHUNK: i64 = 64;
+
+/// tilegym's untuned plan first, then the state tiles its autotuner tries, then the chunked
+/// kernel (64-token chunks, 64 state columns a block, occupancy 1).
+pub fn candidates_list() -> Vec<GdrTiles> {
+    vec![
+        tiles(64, 2),
+        tiles(32, 2),
+        tiles(16, 2),
+        tiles(16, 4),
+        tiles(8, 4),
+        tiles(8, 6),
+        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK },
+    ]
+}
+
+fn element_type(what: &str, dtype: &str) -> Result<(&'static str, i32)> {
+    Ok(match dtype {
+        "float32" => ("f32", 4),
+        "float16" => ("f16", 2),
+        "bfloat16" => ("bf16", 2),
+        other => bail!("unsupported {what} {other:?} (float32, float16, bfloat16)"),
+    })
+}
+
+/// The configuration as the reference reads it.
+struct GdrShape {
+    b: i64,
+    t: i64,
+    h: i64,
+    k: i64,
+    v: i64,
+    l2: bool,
+    init: bool,
+    final_state: bool,
+    elem: &'static str,
+    bytes: i32,
+    g_elem: &'static str,
+    g_bytes: i32,
+}
+
+fn shape_of(params: &Value) -> Result<GdrShape> {
+    let (b, t, h, k, v) =
+        (param_i64(params, "B")?, param_i64(params, "T")?, param_i64(params, "H")?, param_i64(params, "K")?, param_i64(params, "V")?);
+    let dtype = param_str(params, "dtype")?;
+    let (elem, bytes) = element_type("dtype", dtype)?;
+    let (g_elem, g_bytes) = element_type("g_dtype", param_str_or(params, "g_dtype", dtype)?)?;
+    ensure!(
+        k <= MAX_HEAD_TILE,
+        "K = {k} exceeds {MAX_HEAD_TILE} (the [K, BLOCK_V] f32 state of a block is held in registers)"
+    );
+    for (what, n) in [("q", b * t * h * k), ("v", b * t * h * v), ("state", b * h * k * v)] {
+        ensure!(
+            n <= i32::MAX as i64,
+            "{what} has {n} elements, more than 2^31-1 (cutile-rs 0.5.0 shapes, strides and offsets are i32)"
+        );
+    }
+    Ok(GdrShape {
+        b,
+        t,
+        h,
+        k,
+        v,
+        l2: param_bool_or(params, "use_l2", false)?,
+        init: param_bool_or(params, "use_init", false)?,
+        final_state: param_bool_or(params, "out_final", true)?,
+        elem,
+        bytes,
+        g_elem,
+        g_bytes,
+    })
+}
+
+fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
+    ensure!((8..=256).contains(&t.bv) && t.bv & (t.bv - 1) == 0, "BLOCK_V = {} must be a power of two in 8..=256", t.bv);
+    ensure!((1..=32).contains(&t.occupancy), "occupancy must be 1..=32, got {}", t.occupancy);
+    let s = shape_of(params)?;
+    let chunked = op == "chunk_gated_delta_rule";
+    let chunk = if chunked { param_int_or(params, "chunk_size", 64)? } else { 0 };
+    let bk = pow2_ceil(s.k).max(16);
+    if t.chunk > 0 {
+        // The chunked kernel's products run on the tensor cores: every tile side >= 16.
+        ensure!(t.bv >= 16 && (16..=64).contains(&t.chunk) && t.chunk & (t.chunk - 1) == 0, "chunked: BLOCK_V >= 16 and a chunk of 16..=64 tokens");
+    }
+    // A tile wider than V only pads; the state tile must fit the registers.
+    let bv = t.bv.min(pow2_ceil(s.v).max(8));
+    ensure!(bv == t.bv, "BLOCK_V = {} is wider than V = {} rounded up to a power of two", t.bv, s.v);
+    ensure!(bk * bv <= MAX_STATE_ELEMS, "state tile [{bk}, {bv}] exceeds {MAX_STATE_ELEMS} f32 elements");
+    let mut tensors = vec![
+        TensorLayout::contiguous("q", &[s.b, s.t, s.h, s.k], s.bytes),
+        TensorLayout::contiguous("k", &[s.b, s.t, s.h, s.k], s.bytes),
+        TensorLayout::contiguous("v", &[s.b, s.t, s.h, s.v], s.bytes),
+        TensorLayout::contiguous("g", &[s.b, s.t, s.h], s.g_bytes),
+        TensorLayout::contiguous("beta", &[s.b, s.t, s.h], s.bytes),
+        TensorLayout::contiguous("o", &[s.b, s.t, s.h, s.v], s.bytes),
+    ];
+    let state = [s.b, s.h, s.k, s.v];
+    let mut args: Vec<KernelArg> = tensors.iter().map(|x| tensor_arg(x, None)).collect();
+    // Optional tensors the configuration lacks are null pointers with unit extents; their
+    // layouts (for the specialisation of the unused parameter) are rank-4 unit tensors.
+    for (name, present) in [("initial_state", s.init), ("final_state", s.final_state)] {
+        let layout = TensorLayout::contiguous(name, if present { &state } else { &[1, 1, 1, 1] }, 4);
+        args.push(if present { tensor_arg(&layout, None) } else { KernelArg::Absent { name: name.into(), rank: 4 } });
+        tensors.push(layout);
+    }
+    let q_scale = 1.0 / (s.k as f64).sqrt();
+    args.push(KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) });
+    let flags = [s.init, s.final_state, s.l2].map(|f| i32::from(f).to_string());
+    let mut tuning = Map::new();
+    let kernel = if t.chunk > 0 { "gated_delta_rule_chunked" } else { "gated_delta_rule" };
+    tuning.insert("kernel".into(), json!(kernel));
+    tuning.insert(
+        "algorithm".into(),
+        json!(if t.chunk > 0 {
+            "chunked: per chunk a forward substitution in f32 (I + A) [U W] = [beta V, beta exp(Gamma) K], then the chunk's outputs and state from products on the tensor cores (f32 split into two bf16 terms)"
+        } else if chunked {
+            "sequential recurrence over T (this plan is not upstream's chunked algorithm: same function, one step per token)"
+        } else {
+            "sequential recurrence over T"
+        }),
+    );
+    if t.chunk > 0 {
+        tuning.insert("kernel_chunk".into(), json!(t.chunk));
+    }
+    if chunked {
+        tuning.insert("chunk_size".into(), json!(chunk));
+    }
+    tuning.insert("block_k".into(), json!(bk));
+    tuning.insert("block_v".into(), json!(bv));
+    tuning.insert("occupancy".into(), json!(t.occupancy));
+    tuning.insert("state".into(), json!("f32 [BK, BV] in registers, one block per (batch, head, BV columns)"));
+    tuning.insert("use_init".into(), json!(s.init));
+    tuning.insert("out_final".into(), json!(s.final_state));
+    tuning.insert("use_l2".into(), json!(s.l2));
+    tuning.insert("q_scale".into(), json!(q_scale as f32 as f64));
+    tuning.insert("g_dtype".into(), json!(s.g_elem));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel,
+        elem: s.elem,
+        generics: [s.elem.to_string(), s.g_elem.to_string()]
+            .into_iter()
+            .chain((t.chunk > 0).then(|| t.chunk.to_string()))
+            .chain([bk.to_string(), bv.to_string()])
+            .chain(flags.clone())
+            .collect(),
+        tensors,
+        args,
+        grid: grid_of(&[s.b * s.h, s.v], &[1, bv])?,
+        stem: format!(
+            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}",
+            if t.chunk > 0 { format!("c{}", t.chunk) } else { String::new() },
+            s.elem,
+            s.g_elem,
+            flags[0],
+            flags[1],
+            flags[2],
+            t.occupancy
+        ),
+        variant: t.name(),
+        occupancy: Some(t.occupancy),
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tuning,
+    })
+}
+
+/// The default plan first, then the variants that apply (names are the knobs, duplicates
+/// dropped); `Ok(None)` for operators not in [`OPERATORS`].
+pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result<Option<Candidates>> {
+    if !OPERATORS.contains(&op) {
+        return Ok(None);
+    }
+    ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its tile choices are the manifest's variants");
+    let all = candidates_list();
+    let mut plans = Vec::new();
+    let mut first_err = None;
+    for alt in &all {
+        match plan_gdr(op, params, *alt) {
+            Ok(p) if plans.iter().all(|q: &Plan| q.variant != p.variant) => plans.push(p),
+            Ok(_) => {}
+            Err(e) if first_err.is_none() => first_err = Some(e),
+            Err(_) => {}
+        }
+    }
+    match (plans.is_empty(), first_err) {
+        (true, Some(e)) => Err(e),
+        _ => Ok(Some(Candidates { plans })),
+    }
+}
+
+/// The default plan ([`candidates`]' first).
+pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
+    Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("at least the default")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{entry_params, Param};
+
+    fn cfg(t: i64, extra: Value) -> Value {
+        let mut c = json!({"B": 2, "T": t, "H": 4, "K": 128, "V": 128, "dtype": "bfloat16"});
+        for (k, v) in extra.as_object().unwrap() {
+            c[k] = v.clone();
+        }
+        c
+    }
+
+    fn default_plan(op: &str, c: &Value) -> Plan {
+        plan(op, c, Overrides::default(), &Target::h200()).unwrap().unwrap()
+    }
+
+    #[test]
+    fn binds_the_reference_tensors_in_order() {
+        let p = default_plan("recurrent_gated_delta_rule", &cfg(128, json!({})));
+        assert_eq!(p.grid, [8, 2, 1]);
+        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0"]);
+        assert_eq!(p.variant, "bv64_o2");
+        let ps = entry_params(&p.args);
+        // q, k, v, o: 1 + 4 + 4; g, beta: 1 + 3 + 3; two states 1 + 4 + 4; q_scale.
+        assert_eq!(ps.len(), 4 * 9 + 2 * 7 + 2 * 9 + 1);
+        assert_eq!(ps[0].param, Param::Ptr { tensor: "q".into() });
+        assert_eq!(ps[27].param, Param::Ptr { tensor: "g".into() });
+        assert_eq!(ps[34].param, Param::Ptr { tensor: "beta".into() });
+        assert_eq!(ps[41].param, Param::Ptr { tensor: "o".into() });
+        // No initial state: a null pointer and literal 1s.
+        assert_eq!(ps[50].param, Param::Null);
+        assert!(ps[51..59].iter().all(|e| e.param == Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1) }));
+        assert_eq!(ps[59].param, Param::Ptr { tensor: "final_state".into() });
+        assert_eq!(ps[60].param, Param::Extent { tensor: "final_state".into(), dim: 0, ty: ScalarType::I32 });
+        let Param::Literal { value: LitValue::Float(s), .. } = ps[68].param else { panic!("q_scale") };
+        assert_eq!(s, (1.0f64 / 128f64.sqrt()) as f32 as f64);
+    }
+
+    #[test]
+    fn optional_tensors_follow_the_flags() {
+        let p = default_plan("recurrent_gated_delta_rule", &cfg(64, json!({"use_init": true, "out_final": false, "use_l2": true, "g_dtype": "float32"})));
+        assert_eq!(p.generics, ["bf16", "f32", "128", "64", "1", "0", "1"]);
+        let ps = entry_params(&p.args);
+        assert_eq!(ps[50].param, Param::Ptr { tensor: "initial_state".into() });
+        assert_eq!(ps[59].param, Param::Null);
+        assert_eq!(p.tensors.iter().find(|t| t.name == "g").unwrap().dtype_bytes, 4);
+    }
+
+    #[test]
+    fn small_heads_and_the_variants() {
+        let c = cfg(100, json!({"K": 48, "V": 24}));
+        let cands = candidates("recurrent_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        // V 24 -> at most 32 columns a block: 64 is refused, 32 is the default.
+        assert_eq!(cands.names(), ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6"], "V 24: no chunked plan of 64 columns");
+        assert_eq!(cands.plans[0].generics[2], "64");
+        assert_eq!(cands.plans[0].grid, [8, 1, 1]);
+    }
+
+    #[test]
+    fn the_chunked_variant() {
+        let c = cfg(100, json!({}));
+        let cands = candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let p = cands.find("chunked_c64_bv64_o1").expect("chunked variant");
+        assert_eq!(p.kernel, "gated_delta_rule_chunked");
+        assert_eq!(p.generics, ["bf16", "bf16", "64", "128", "64", "0", "1", "0"]);
+        assert_eq!(p.grid, [8, 2, 1]);
+        assert_eq!(p.occupancy, Some(1));
+        // Same parameters as the sequential kernel.
+        assert_eq!(entry_params(&p.args), entry_params(&cands.plans[0].args));
+        assert_eq!(cands.plans[0].kernel, "gated_delta_rule", "the sequential kernel stays the default");
+    }
+
+    #[test]
+    fn refusals_name_the_reason() {
+        let err = |c: Value| candidates("recurrent_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
+        assert!(err(cfg(8, json!({"K": 512}))).contains("K = 512 exceeds 256"));
+        assert!(err(cfg(8, json!({"dtype": "float8_e4m3fn"}))).contains("unsupported dtype"));
+        assert!(err(cfg(1 << 20, json!({"B": 8}))).contains("more than 2^31-1"));
+    }
+
+    #[test]
+    fn every_tilegym_configuration_has_a_plan() {
+        let suite: Value =
+            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/tilegym.json")).unwrap()).unwrap();
+        let mut n = 0;
+        for c in suite["configs"].as_array().unwrap() {
+            let op = c["op"].as_str().unwrap();
+            if !OPERATORS.contains(&op) {
+                continue;
+            }
+            let cands = candidates(op, &c["params"], Overrides::default(), &Target::h200()).unwrap().unwrap();
+            assert_eq!(cands.plans[0].variant, "bv64_o2", "{op} {}", c["params"]);
+            assert_eq!(cands.plans.len(), candidates_list().len());
+            n += 1;
+        }
+        assert_eq!(n, 16);
+    }
+}

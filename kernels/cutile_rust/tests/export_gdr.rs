@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+//! The gated delta rule end to end, without a GPU: the exporter binary on tests/data/gdr.json
+//! (tilegym's shape at a short T; odd T with heads that are no powers of two, an initial state
+//! and no final state, l2 norm and an fp32 g; fp32 throughout; the chunked operator; and
+//! configurations the port cannot express), then every cubin through `cuobjdump` (sm_90 Tile IR
+//! ELF, the `gated_delta_rule_entry` symbol, its parameter table equal to the manifest's
+//! parameters packed at natural alignment) and every bundle through `portbench inspect`. The
+//! skip lines and the manifest's `unsupported[]` must give each unexpressible configuration
+//! its exact reason; absent optional tensors must be null pointers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use portbench_cutile_rust::export::{config_id, find_tileiras, sha256_hex};
+use serde_json::{json, Value};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `$PORTBENCH_BIN`, else the newest `build/<preset>/harness/cli/portbench` of this checkout.
+fn portbench() -> PathBuf {
+    if let Some(p) = std::env::var_os("PORTBENCH_BIN").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(repo().join("build"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("harness/cli/portbench"))
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .collect();
+    found.sort();
+    found.pop().map(|(_, p)| p).expect("no portbench binary: build the harness (cmake --build --preset dev) or set PORTBENCH_BIN")
+}
+
+fn cuobjdump() -> PathBuf {
+    if let Some(p) = std::env::var_os("CUOBJDUMP") {
+        return PathBuf::from(p);
+    }
+    find_tileiras().expect("tileiras (scripts/setup.sh installs it)").parent().unwrap().join("cuobjdump")
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{cmd:?} failed: {}\n{text}", out.status);
+    text
+}
+
+/// `(offset, size)` of every parameter of `entry` in `cuobjdump -elf` text, by ordinal.
+fn kparams(elf: &str, entry: &str) -> Vec<(u32, u32)> {
+    let header = format!(".nv.info.{entry}");
+    let start = elf.lines().position(|l| l.trim() == header).unwrap_or_else(|| panic!("no {header} section"));
+    let hex = |s: &str| u32::from_str_radix(s.trim().trim_start_matches("0x"), 16).unwrap();
+    let field = |line: &str, name: &str| {
+        let rest = &line[line.find(name).unwrap() + name.len()..];
+        hex(rest.trim_start().trim_start_matches(':').split_whitespace().next().unwrap())
+    };
+    let mut v: Vec<(u32, u32, u32)> = elf
+        .lines()
+        .skip(start + 1)
+        .take_while(|l| !l.starts_with('.'))
+        .filter(|l| l.contains("Ordinal :"))
+        .map(|l| (field(l, "Ordinal"), field(l, "Offset"), field(l, "Size")))
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, o, s)| (o, s)).collect()
+}
+
+/// The manifest's parameters packed at natural alignment: `(offset, size)` each.
+fn packed(params: &[Value]) -> Vec<(u32, u32)> {
+    let mut off = 0u32;
+    params
+        .iter()
+        .map(|p| {
+            let size = match (p["kind"].as_str().unwrap(), p["type"].as_str()) {
+                ("ptr" | "null", _) | (_, Some("i64" | "u64" | "f64")) => 8,
+                _ => 4,
+            };
+            off = off.div_ceil(size) * size;
+            let at = (off, size);
+            off += size;
+            at
+        })
+        .collect()
+}
+
+/// Every cubin of a bundle: its hash, an sm_90 Tile IR ELF (`cuobjdump -elf`), `entry` an entry
+/// symbol (`cuobjdump -symbols`), and its parameter table equal to the parameters of every launch
+/// that uses it, packed at natural alignment; then `portbench inspect` accepts the bundle.
+fn check_cubins(dir: &Path, m: &Value, entry: &str, configs: usize) {
+    for c in m["cubins"].as_array().unwrap() {
+        let file = dir.join(c["file"].as_str().unwrap());
+        assert_eq!(c["sha256"].as_str().unwrap(), sha256_hex(&std::fs::read(&file).unwrap()));
+        let elf = run(Command::new(cuobjdump()).arg("-elf").arg(&file));
+        let header = elf.lines().find(|l| l.contains("64-bit ELF")).unwrap();
+        assert!(header.contains("sm=90"), "{}: {header}", file.display());
+        assert!(elf.contains("CUDA Virtual SM: sm_90") && elf.contains("TILEIR"), "{}", file.display());
+        let symbols = run(Command::new(cuobjdump()).arg("-symbols").arg(&file));
+        assert!(symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with(entry)), "{symbols}");
+        let users: Vec<&Value> = m["configs"].as_array().unwrap().iter().map(|x| &x["launches"][0]).filter(|l| l["cubin"] == c["file"]).collect();
+        assert!(!users.is_empty(), "{}: no launch uses it", file.display());
+        for l in users {
+            assert_eq!(kparams(&elf, entry), packed(l["params"].as_array().unwrap()), "{}", file.display());
+        }
+    }
+    let text = run(Command::new(portbench()).arg("inspect").arg(dir));
+    assert!(text.contains(&format!("check     OK: {configs} launches in {configs} configs")), "{text}");
+}
+
+/// The exporter on `suite` (chosen plans only): its stdout and stderr.
+fn export(suite: &Path, out: &Path) -> String {
+    run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export")).arg("--suite").arg(suite).arg("--out").arg(out).arg("--chosen-only"))
+}
+
+/// The manifest's `unsupported[]` as skip lines.
+fn unsupported_lines(op: &str, m: &Value) -> Vec<String> {
+    m["unsupported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| format!("skip: cutile_rust: {}: {}", config_id(op, &u["params"]), u["reason"].as_str().unwrap()))
+        .collect()
+}
+
+#[test]
+fn exports_the_gated_delta_rule_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/gdr.json");
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(&suite_path).unwrap()).unwrap();
+    let out = std::env::temp_dir().join(format!("portbench-gdr-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = export(&suite_path, &out);
+
+    let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: recurrent_gated_delta_rule/B=1,H=2,K=512,T=16,V=64,dtype=bfloat16: K = 512 exceeds 256 (the [K, BLOCK_V] f32 state of a block is held in registers)",
+        "skip: cutile_rust: recurrent_gated_delta_rule/B=1,H=2,K=64,T=16,V=64,dtype=float8_e4m3fn: unsupported dtype \"float8_e4m3fn\" (float32, float16, bfloat16)",
+    ];
+    assert_eq!(skips, want, "{o}");
+
+    let expected = |op: &str| -> Vec<Value> {
+        suite["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["op"] == op)
+            .map(|c| c["params"].clone())
+            .filter(|p| !o.contains(&format!("skip: cutile_rust: {}:", config_id(op, p))))
+            .collect()
+    };
+    let rec = out.join("recurrent_gated_delta_rule");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(rec.join("manifest.json")).unwrap()).unwrap();
+    let exported: Vec<Value> = m["configs"].as_array().unwrap().iter().map(|c| c["params"].clone()).collect();
+    assert_eq!(exported, expected("recurrent_gated_delta_rule"));
+    let printed: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    assert_eq!(unsupported_lines("recurrent_gated_delta_rule", &m), printed);
+    check_cubins(&rec, &m, "gated_delta_rule_entry", 3);
+
+    let launch = |m: &Value, i: usize| m["configs"][i]["launches"][0].clone();
+    // tilegym's shape: 64 state columns a block, one block per (batch, head, column tile).
+    let l0 = launch(&m, 0);
+    assert_eq!((l0["grid"].clone(), l0["block"].clone(), l0["shared_bytes"].clone()), (json!([8, 2, 1]), json!([1, 1, 1]), json!(0)));
+    assert_eq!(m["configs"][0]["tuning"]["variant"], "bv64_o2");
+    let p0 = l0["params"].as_array().unwrap();
+    assert_eq!(p0.len(), 69);
+    assert_eq!(p0[50], json!({"kind": "null"}), "no use_init: initial_state is a null pointer");
+    assert_eq!(p0[59], json!({"kind": "ptr", "tensor": "final_state"}));
+    // Odd T, K 48 (tile 64), V 24 (tile 32): initial state read, no final state.
+    let l1 = launch(&m, 1);
+    assert_eq!(l1["grid"], json!([3, 1, 1]));
+    let p1 = l1["params"].as_array().unwrap();
+    assert_eq!(p1[50], json!({"kind": "ptr", "tensor": "initial_state"}));
+    assert_eq!(p1[59], json!({"kind": "null"}));
+    assert!(p1[60..68].iter().all(|p| *p == json!({"kind": "literal", "type": "i32", "value": 1})), "{p1:?}");
+    let t1 = &m["configs"][1]["tuning"];
+    assert_eq!((t1["block_k"].clone(), t1["block_v"].clone(), t1["g_dtype"].clone(), t1["use_l2"].clone()), (json!(64), json!(32), json!("f32"), json!(true)));
+    assert_eq!(p1[68]["type"], "f32");
+    assert_eq!(p1[68]["value"].as_f64().unwrap(), (1.0f64 / 48f64.sqrt()) as f32 as f64);
+
+    let ch = out.join("chunk_gated_delta_rule");
+    let mc: Value = serde_json::from_str(&std::fs::read_to_string(ch.join("manifest.json")).unwrap()).unwrap();
+    let exported: Vec<Value> = mc["configs"].as_array().unwrap().iter().map(|c| c["params"].clone()).collect();
+    assert_eq!(exported, expected("chunk_gated_delta_rule"));
+    assert!(mc.get("unsupported").is_none());
+    assert_eq!(mc["configs"][0]["tuning"]["chunk_size"], 64);
+    assert!(mc["configs"][0]["tuning"]["algorithm"].as_str().unwrap().starts_with("sequential recurrence"));
+    check_cubins(&ch, &mc, "gated_delta_rule_entry", 2);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_variants_are_tilegyms_state_tiles_and_the_chunked_kernel() {
+    let dir = std::env::temp_dir().join(format!("portbench-gdr-variants-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("suite.json");
+    let params = json!({"B": 2, "T": 32, "H": 4, "K": 128, "V": 128, "dtype": "bfloat16"});
+    std::fs::write(&suite, json!({"configs": [{"op": "recurrent_gated_delta_rule", "params": params}]}).to_string()).unwrap();
+    let out = dir.join("bundles");
+    run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export")).arg("--suite").arg(&suite).arg("--out").arg(&out));
+    let b = out.join("recurrent_gated_delta_rule");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(b.join("manifest.json")).unwrap()).unwrap();
+    let c = &m["configs"][0];
+    let names: Vec<&str> = c["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "chunked_c64_bv64_o1"]);
+    let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"][0]["grid"].clone()).collect();
+    assert_eq!(grids, [json!([8, 2, 1]), json!([8, 4, 1]), json!([8, 8, 1]), json!([8, 8, 1]), json!([8, 16, 1]), json!([8, 16, 1]), json!([8, 2, 1])]);
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 7);
+    let chunked = &c["variants"][6];
+    assert_eq!(chunked["tuning"]["kernel"], "gated_delta_rule_chunked");
+    assert_eq!(chunked["launches"][0]["entry"], "gated_delta_rule_chunked_entry");
+    // The same parameter list as the default: one binding for both kernels.
+    assert_eq!(chunked["launches"][0]["params"], c["launches"][0]["params"]);
+    let text = run(Command::new(portbench()).arg("inspect").arg(&b));
+    assert!(text.contains("check     OK"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
