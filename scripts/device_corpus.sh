@@ -16,7 +16,10 @@
 # PORTBENCH_CORPUS_TRITON_RUNS (default RUNS; also the CUDA C++ step's), PORTBENCH_CORPUS_CUDA=0
 # (skip cuTile Python -> CUDA C++ on the largest configurations), PORTBENCH_CORPUS_MAIN=0 (skip the
 # cuTile Python -> cuTile Rust sweep), PORTBENCH_DIAGNOSE_N (default 10: the slowest configurations
-# of the sweep that scripts/diagnose_slow.sh shows, with their top findings).
+# of the sweep that scripts/diagnose_slow.sh shows, with their top findings),
+# PORTBENCH_CORPUS_FILE (the results file, default OUTDIR/corpus.h5), PORTBENCH_CORPUS_RESUME=1
+# (continue that file with --resume when it exists: a sweep longer than one device call),
+# PORTBENCH_CORPUS_EXTRA (more `portbench run` options, e.g. --host-inputs).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -25,18 +28,25 @@ RUNS="${2:-1}"
 BIN=build/gpu/harness/cli/portbench
 DEV=(--devices "${PORTBENCH_DEVICES:-0}")
 mkdir -p "$OUT"
+RESULTS="${PORTBENCH_CORPUS_FILE:-$OUT/corpus.h5}"
 if [[ "${PORTBENCH_CORPUS_MAIN:-1}" != 0 ]]; then
 start=$(date +%s)
+mode=(--overwrite)
+if [[ "${PORTBENCH_CORPUS_RESUME:-0}" == 1 && -f "$RESULTS" ]]; then
+  mode=(--resume); echo "resuming $RESULTS"
+fi
+# shellcheck disable=SC2206
+extra=(${PORTBENCH_CORPUS_EXTRA:-})
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
   --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
   --budget "${PORTBENCH_CORPUS_BUDGET:-0}" \
-  --out "$OUT/corpus.h5" --overwrite > "$OUT/corpus.txt" 2>&1
+  "${extra[@]}" --out "$RESULTS" "${mode[@]}" > "$OUT/corpus.txt" 2>&1
 echo "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} sweep: exit $?, $(( $(date +%s) - start )) s"
 grep -v "not paired" "$OUT/corpus.txt" | tail -3
-"$BIN" report "$OUT/corpus.h5" --format md > "$OUT/corpus_report.md" 2>&1
-grep -A12 "^## Operators" "$OUT/corpus_report.md"
-python3 scripts/sweep_cost.py "$OUT/corpus.h5"
+"$BIN" report "$RESULTS" --format md > "$OUT/corpus_report.md" 2>&1
+grep -A30 "^## Operators" "$OUT/corpus_report.md"
+python3 scripts/sweep_cost.py "$RESULTS"
 fi
 
 # cuTile Python against a second front end on the largest configuration of each operator (those
@@ -55,7 +65,7 @@ time_largest() {   # FOLDER NAME
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
 # shellcheck disable=SC2046
-python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$OUT"/corpus.h5 "$OUT"/largest_*.h5 2>/dev/null)
+python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$RESULTS" "$OUT"/largest_*.h5 2>/dev/null)
 # Configurations too small to approach the copy asymptote (swiglu's only one moves 393 KB): the
 # bandwidth a copy of the same bytes reaches, timed on the device as portbench times kernels.
 SMALL=$("$BIN" cost --suite configs/largest.json | python3 -c '
@@ -64,9 +74,9 @@ print(" ".join(str(int(d["bytes"])) for d in map(json.loads, sys.stdin) if "byte
 [[ -n "$SMALL" ]] && python3 scripts/copy_bandwidth.py --bytes $SMALL
 
 # Why the slowest configurations are slow (docs/diagnose.md), against this run's copy bandwidth.
-if [[ -f "$OUT/corpus.h5" ]]; then
+if [[ -f "$RESULTS" ]]; then
   copy_args=()
   awk -v c="${COPY:-0}" 'BEGIN { exit !(c > 0) }' && copy_args=(--copy-gbps "$COPY")
-  PORTBENCH="$BIN" bash scripts/diagnose_slow.sh "$OUT/corpus.h5" "${PORTBENCH_DIAGNOSE_N:-10}" -- "${copy_args[@]}" \
+  PORTBENCH="$BIN" bash scripts/diagnose_slow.sh "$RESULTS" "${PORTBENCH_DIAGNOSE_N:-10}" -- "${copy_args[@]}" \
     2>&1 | tee "$OUT/diagnose.txt"
 fi

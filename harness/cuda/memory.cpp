@@ -86,4 +86,16 @@ void device_buffer::fill_u32(std::uint32_t pattern) const {
   m_ctx->synchronize();
 }
 
+void device_buffer::copy_from(const device_buffer& source) const {
+  if (source.m_bytes != m_bytes) {
+    throw std::invalid_argument("device_buffer::copy_from: " + std::to_string(source.m_bytes) +
+                                " bytes for a buffer of " + std::to_string(m_bytes));
+  }
+  if (m_bytes != 0) PB_CU(m_ctx->api().cuMemcpyDtoD(m_ptr, source.m_ptr, m_bytes));
+  // Device-to-device copies return before they finish: restoring a 4 GiB in-place input raced
+  // the kernel launched after it on a non-blocking stream (rope at seq_len 65536 on the H200,
+  // NONDETERMINISTIC on both sides).
+  m_ctx->synchronize();
+}
+
 }  // namespace portbench::cuda

@@ -18,6 +18,12 @@ namespace portbench::reference::detail {
   return make_tensor(std::move(name), t, std::move(shape), role);
 }
 
+/// `t` marked slack: an output whose result is a data-dependent part of it (spec.hpp).
+[[nodiscard]] inline tensor_spec slack(tensor_spec t) {
+  t.slack = true;
+  return t;
+}
+
 /// Bytes of `elements` values of `t`.
 [[nodiscard]] inline double bytes_of(dtype t, double elements) {
   return elements * static_cast<double>(size_of(t));

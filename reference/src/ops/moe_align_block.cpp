@@ -60,7 +60,7 @@ class moe_align_block final : public operator_spec {
     const params p(c);
     return {dense("topk_ids", dtype::i32, {p.m, p.topk}, tensor_role::in),
             dense("sorted_token_ids", dtype::i32, {p.max_padded()}, tensor_role::out),
-            dense("expert_ids", dtype::i32, {p.max_blocks()}, tensor_role::out),
+            slack(dense("expert_ids", dtype::i32, {p.max_blocks()}, tensor_role::out)),
             dense("num_tokens_post_padded", dtype::i32, {1}, tensor_role::out)};
   }
   void fill_inputs(const config& c, std::uint64_t seed, std::vector<host_tensor>& ts) const override {

@@ -134,6 +134,15 @@ TEST_F(Launch, FillAndUploadAreCompleteForKernelsOnOtherStreams) {
   buf.upload(host);
   guard.enqueue_count(s, buf.address(), k_bytes, 4, 0x77777777u);
   EXPECT_EQ(guard.read_and_reset(s), k_bytes / 4) << "upload";
+  // The restore of an in-place input from its pristine device copy (a 4 GiB rope input raced
+  // the kernel after it before copy_from waited).
+  pc::device_buffer pristine(ctx, k_bytes);
+  for (std::uint32_t pattern : {0x1E1E1E1Eu, 0x6B6B6B6Bu}) {
+    pristine.fill_u32(pattern);
+    buf.copy_from(pristine);
+    guard.enqueue_count(s, buf.address(), k_bytes, 4, pattern);
+    EXPECT_EQ(guard.read_and_reset(s), k_bytes / 4) << "copy_from " << std::hex << pattern;
+  }
 }
 
 TEST_F(Launch, OutputDigestSeesEveryByte) {

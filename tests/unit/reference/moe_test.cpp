@@ -153,3 +153,23 @@ TEST(moe_align_block, buckets_padding_and_order_insensitivity) {
   pr::store_element(st.bytes.data(), pr::dtype::i32, end0, bucket[0]);
   EXPECT_EQ(pr::judge_all(pb_test::verify(op, c, shuffled, 3), ref).verdict, "FAIL");
 }
+
+TEST(moe_align_block, expert_ids_past_the_used_blocks_are_slack) {
+  // Upstream's kernel writes expert_ids only for the blocks it fills (the rest of the
+  // allocation keeps whatever was there), so the spec marks the tensor slack and verify()
+  // ignores the blocks past num_tokens_post_padded, but none before it.
+  const std::int64_t M = 16, TK = 2, E = 8, BS = 4;
+  const auto c = cfg("moe_align_block", {{"num_tokens", I(M)}, {"top_k", I(TK)}, {"n_experts", I(E)}, {"block_size", I(BS)}});
+  const auto& op = pr::find_operator(c.op);
+  for (const auto& t : op.tensors(c)) EXPECT_EQ(t.slack, t.name == "expert_ids") << t.name;
+  auto ts = pr::make_inputs(op, c, 5);
+  op.write_reference(c, ts, 1);
+  const auto total = static_cast<std::int64_t>(logical(pr::find_tensor(ts, "num_tokens_post_padded"))[0]);
+  auto& experts = pr::find_tensor(ts, "expert_ids");
+  const std::int64_t used = total / BS, blocks = experts.spec.elements();
+  ASSERT_LT(used, blocks) << "the configuration must leave unused blocks";
+  for (std::int64_t b = used; b < blocks; ++b) pr::store_element(experts.bytes.data(), pr::dtype::i32, b, -7);
+  EXPECT_EQ(pr::judge_all(pb_test::verify(op, c, ts, 3), {}).verdict, "PASS");
+  pr::store_element(experts.bytes.data(), pr::dtype::i32, used - 1, -7);
+  EXPECT_EQ(pr::judge_all(pb_test::verify(op, c, ts, 3), {}).verdict, "FAIL");
+}

@@ -23,12 +23,14 @@ class device_buffer {
   [[nodiscard]] CUdeviceptr address() const noexcept { return m_ptr; }
   [[nodiscard]] std::size_t size() const noexcept { return m_bytes; }
 
-  // All three are complete, with respect to every stream of the context, when they return.
+  // All of these are complete, with respect to every stream of the context, when they return.
   void upload(std::span<const std::byte> host) const;     ///< host -> device, whole buffer
   void download(std::span<std::byte> host) const;         ///< device -> host, whole buffer
   /// device -> host, `host.size()` bytes from byte `offset` of the buffer.
   void download_range(std::size_t offset, std::span<std::byte> host) const;
   void fill_u32(std::uint32_t pattern) const;             ///< memset with a 32-bit pattern
+  /// device -> device: the whole of `source`, which must be this buffer's size.
+  void copy_from(const device_buffer& source) const;
 
  private:
   void reset() noexcept;

@@ -41,8 +41,9 @@ class device_tensors {
   device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                  const std::vector<const bundle::config_plan*>& plans, const generated_inputs& generated);
 
-  /// Fills every output (role out) with a 32-bit pattern; inout tensors are restored (from the
-  /// device's pristine copy if generated there, else uploaded from `host`).
+  /// Fills every output (role out) with a 32-bit pattern (slack outputs with one fixed fill, so
+  /// that two passes agree where a kernel may leave them alone); inout tensors are restored (from
+  /// the device's pristine copy if generated there, else uploaded from `host`).
   void poison_outputs(std::uint32_t pattern, const std::vector<reference::host_tensor>& host) const;
   /// Stream-ordered poison of every output, for timed samples.
   void poison_outputs_async(const cuda::stream& s, std::uint32_t pattern) const;
@@ -53,7 +54,8 @@ class device_tensors {
     std::size_t bytes;
     int element_size;
   };
-  /// The outputs (role out) as raw device ranges, for poison checks.
+  /// The outputs (role out) a launch must write whole, as raw device ranges, for poison checks
+  /// (slack outputs are not among them).
   [[nodiscard]] std::vector<output_view> outputs() const;
   /// Every tensor a launch writes (role out and inout), for output digests.
   [[nodiscard]] std::vector<output_view> written() const;

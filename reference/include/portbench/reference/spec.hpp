@@ -39,6 +39,10 @@ struct tensor_spec {
   std::int64_t storage_elements = 0;   ///< elements of the backing allocation (>= the view's span)
   tensor_role role = tensor_role::in;
   std::int64_t offset = 0;             ///< elements from the allocation's start to element [0,...,0]
+  /// An output whose result is a data-dependent part of it (the rest is unspecified and a kernel
+  /// may leave it alone): its verify() checks the defined part, the harness neither counts its
+  /// unwritten elements nor lets two numerics passes differ in it (one fill for both).
+  bool slack = false;
 
   [[nodiscard]] std::int64_t elements() const;   ///< product of shape
   [[nodiscard]] std::size_t storage_bytes() const;
