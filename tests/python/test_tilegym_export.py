@@ -110,7 +110,9 @@ def test_the_seven_corpus_operators_and_the_gemm_and_attention_kernels_export(sm
             "mla_decoding", "mla_decoding_split_kv", "recurrent_gated_delta_rule",
             # the wrappers that copy or fill through torch: plans with copy and fill steps
             "attention_sink", "attention_sink_decode", "chunk_gated_delta_rule", "moe_align_block"} <= got
-    assert got == ALL_OPS - set(EXPECTED_SKIPS)
+    assert got == ALL_OPS
+    # The operators no plan can hold still have a manifest, with reasons and nothing else.
+    assert {op for op, m in manifests(out).items() if not m["configs"]} == set(EXPECTED_SKIPS)
 
 
 def _record_hashes() -> dict[str, str]:
@@ -128,9 +130,12 @@ def test_manifests_record_target_and_the_hashes_of_the_tilegym_sources(smoke, ex
     site = Path(importlib.metadata.distribution("tilegym").locate_file(""))
     for run in (smoke, extra):
         for op, m in manifests(run[1]).items():
-            assert m["frontend"] == "tilegym" and m["arch"] == "sm_90a"
             assert m["target"] == {"name": TARGET["name"], "arch": TARGET["arch"], "sm_count": TARGET["sm_count"]}
             assert m["toolchain"]["tilegym"] == "1.5.1"
+            if not m["configs"]:   # reasons only: no cubins, so the target's arch
+                assert m["frontend"] == "tilegym" and m["arch"] == TARGET["arch"] and m["unsupported"]
+                continue
+            assert m["frontend"] == "tilegym" and m["arch"] == "sm_90a"
             paths = [s["path"] for s in m["sources"]]
             assert paths == sorted(set(paths))
             wrapper = m["configs"][0]["tuning"]["wrapper"]
@@ -407,3 +412,33 @@ def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
     other = _record(tmp_path, [], frontend="cutile_python")
     r = _export(export_env, suite, tmp_path / "b", "--tuning", str(other))
     assert r.returncode == 2 and "'frontend' is 'cutile_python'" in r.stderr
+
+
+def test_skipped_configurations_carry_their_reasons_to_portbench_run(smoke, tmp_path):
+    """Every skip line is in its manifest's unsupported[] with the same reason; an operator with
+    no plan at all (moe: the final top-k sum is torch's) still gets a manifest (no cubins, no
+    configs), and `portbench run` names the reason in its unpaired list."""
+    r, out = smoke
+    ms = manifests(out)
+    skips = [l for l in r.stdout.splitlines() if l.startswith("skip: tilegym: ") and "/" in l.split(": ")[2]]
+    assert skips
+    for line in skips:
+        cid, reason = line[len("skip: tilegym: "):].split(": ", 1)
+        op = cid.split("/")[0]
+        listed = [_cid(op, u["params"]) + ": " + u["reason"] for u in ms[op].get("unsupported", [])]
+        assert f"{cid}: {reason}" in listed, (line, listed)
+    moe = ms["moe"]
+    assert (moe["cubins"], moe["configs"]) == ([], [])
+    assert all("torch.sum over dim 1" in u["reason"] for u in moe["unsupported"])
+    assert validate_bundle(out / "moe") == []
+    if not PORTBENCH.is_file():
+        pytest.skip(f"{PORTBENCH} not built (cmake --preset ci-cpu && cmake --build --preset ci-cpu)")
+    suite = tmp_path / "moe.json"
+    suite.write_text(json.dumps({"suite": "moe-only", "configs": [{"op": "moe", "params": p} for p in suite_configs(SMOKE, "moe")]}))
+    run = subprocess.run([str(PORTBENCH), "run", "--ref", str(out / "moe"), "--port", str(out / "moe"), "--suite", str(suite)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    unpaired = [l for l in run.stderr.splitlines() if l.startswith("portbench: not paired: moe/")]
+    assert len(unpaired) == len(suite_configs(SMOKE, "moe")), run.stderr
+    assert all("the reference bundle has no plan for it (tilegym: tilegym's wrapper needs real GPU compute through torch" in l
+               for l in unpaired), unpaired

@@ -156,6 +156,16 @@ pub enum KernelArg {
     /// A raw pointer parameter (`*mut T`) bound to the operator's tensor `tensor` (manifest
     /// `ptr`): the kernel addresses it through pointer tiles (scatter).
     RawPtr { name: String, tensor: String },
+    /// [`KernelArg::View`] for a kernel parameter named `name` that sees the operator's tensor
+    /// `tensor` (one kernel bound to different tensors in two launches: moe's GEMMs, `w1` and
+    /// `w2`).
+    ViewOf { name: String, tensor: String, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
+    /// [`KernelArg::Scratch`] for a kernel parameter named `name` that sees the plan's scratch
+    /// buffer `scratch`.
+    ScratchAs { name: String, scratch: String, shape: Vec<i64>, strides: Vec<i64>, partition: Option<Vec<i64>> },
+    /// A raw pointer parameter (`*mut T`) bound to the plan's scratch buffer `scratch`
+    /// (manifest kind `scratch`): a multi-kernel plan's intermediate, gathered or scattered.
+    RawScratch { name: String, scratch: String },
 }
 
 /// An entry parameter: the name cutile-compiler gives it, its Tile IR type, and what the
@@ -250,6 +260,17 @@ pub fn entry_params(args: &[KernelArg]) -> Vec<EntryParam> {
                 ir_name: name.clone(),
                 ir_type: "ptr".into(),
                 param: Param::Ptr { tensor: tensor.clone() },
+            }),
+            KernelArg::ViewOf { name, tensor, shape, strides, partition } => {
+                push_tensor(&mut out, name, Param::Ptr { tensor: tensor.clone() }, Some(shape), strides, partition.as_deref());
+            }
+            KernelArg::ScratchAs { name, scratch, shape, strides, partition } => {
+                push_tensor(&mut out, name, Param::Scratch { name: scratch.clone() }, Some(shape), strides, partition.as_deref());
+            }
+            KernelArg::RawScratch { name, scratch } => out.push(EntryParam {
+                ir_name: name.clone(),
+                ir_type: "ptr".into(),
+                param: Param::Scratch { name: scratch.clone() },
             }),
             KernelArg::PtrTable { name, tensors } => out.push(EntryParam {
                 ir_name: name.clone(),

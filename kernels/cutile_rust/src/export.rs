@@ -581,11 +581,11 @@ fn export_into(
         let mut unsupported = Vec::new();
         report.suite_configs.insert(op.to_string(), mine.len());
         for cfg in mine {
-            if crate::decode::plan::OPERATORS.contains(&op) {
-                // Multi-kernel plans (decode attention): stage by stage.
-                let cands = match crate::decode::plan::candidates(op, &cfg.params, cfg.overrides, target) {
+            if crate::decode::plan::OPERATORS.contains(&op) || crate::moe::plan::STAGED.contains(&op) {
+                // Multi-kernel plans (decode attention, moe): stage by stage.
+                let cands = match staged_candidates(op, &cfg.params, cfg.overrides, target) {
                     Ok(Some(c)) => c,
-                    Ok(None) => unreachable!("{op} is in decode::plan::OPERATORS"),
+                    Ok(None) => unreachable!("{op} has multi-kernel plans"),
                     Err(e) => {
                         let why = format!("{e:#}").replace('\n', " ");
                         unsupported.push(json!({"params": cfg.params, "reason": why}));
@@ -651,6 +651,19 @@ fn export_into(
     }
     report.unsupported = configs.iter().filter(|c| !plan::OPERATORS.contains(&c.op.as_str())).count();
     Ok(())
+}
+
+/// The multi-kernel plans of an operator of `crate::decode` or `crate::moe`.
+fn staged_candidates(
+    op: &str,
+    params: &Value,
+    o: plan::Overrides,
+    t: &crate::target::Target,
+) -> Result<Option<Vec<crate::decode::plan::StagedPlan>>> {
+    match crate::decode::plan::candidates(op, params, o, t)? {
+        Some(c) => Ok(Some(c)),
+        None => crate::moe::plan::staged_candidates(op, params, o, t),
+    }
 }
 
 /// The variant a configuration gets and why: the suite's overrides pin it; else the tuning

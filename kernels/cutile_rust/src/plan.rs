@@ -32,7 +32,8 @@ pub const OPERATORS: &[&str] = &[
     // The gated delta rule: crate::gdr.
     "recurrent_gated_delta_rule",
     "chunk_gated_delta_rule",
-    // Mixture of experts: crate::moe.
+    // Mixture of experts: crate::moe (moe a multi-kernel plan).
+    "moe",
     "moe_align_block",
     // Decode attention, multi-kernel plans: crate::decode.
     "flash_decode",

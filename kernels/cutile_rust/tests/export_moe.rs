@@ -7,6 +7,8 @@
 //! at natural alignment) and the bundle through `portbench inspect`; the skip line and
 //! `unsupported[]` must give the exact reason.
 
+use std::process::Command;
+
 use serde_json::{json, Value};
 
 mod common;
@@ -40,5 +42,63 @@ fn exports_moe_align_block_with_reasons_for_the_rest() {
     assert_eq!(p[5], json!({"kind": "extent", "tensor": "expert_ids", "dim": 0, "type": "i32"}));
     assert_eq!(p[7], json!({"kind": "ptr", "tensor": "num_tokens_post_padded"}));
     assert_eq!(p[10], json!({"kind": "literal", "type": "i32", "value": 291}));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// moe end to end without a GPU: tests/data/moe.json through the exporter (chosen plans), the
+/// five launches of every plan in order over the declared scratch buffers, every launch's
+/// parameters against its cubin's own table (`cuobjdump -elf`), `portbench inspect`, and the
+/// exact reasons of the two configurations the port cannot express.
+#[test]
+fn exports_moe_as_a_five_kernel_plan_with_reasons_for_the_rest() {
+    let suite_path = repo().join("kernels/cutile_rust/tests/data/moe.json");
+    let out = std::env::temp_dir().join(format!("portbench-moe-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = export(&suite_path, &out);
+    let skips: Vec<&str> = o.lines().filter(|l| l.starts_with("skip: ")).collect();
+    let want = [
+        "skip: cutile_rust: moe/call_type=e2e_fused,dtype=float16,hidden_size=96,moe_intermediate_size=64,n_experts=8,num_tokens=16,top_k=2: hidden_size 96 and moe_intermediate_size 64 must be multiples of the K step 64 (the gathered rows are not masked along K)",
+        "skip: cutile_rust: moe/call_type=e2e_fused,dtype=float16,hidden_size=128,moe_intermediate_size=64,n_experts=300,num_tokens=16,top_k=2: n_experts = 300 exceeds 256 (the alignment's [chunk, experts] one-hot tile)",
+    ];
+    assert_eq!(skips, want, "{o}");
+    let dir = out.join("moe");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(unsupported_lines("moe", &m), want);
+    let configs = m["configs"].as_array().unwrap();
+    assert_eq!(configs.len(), 2);
+    let cubin_of = |f: &str| dir.join(f);
+    for c in configs {
+        let l = c["launches"].as_array().unwrap();
+        let entries: Vec<&str> = l.iter().map(|x| x["entry"].as_str().unwrap()).collect();
+        assert_eq!(entries, ["moe_align_block_entry", "moe_gemm_entry", "silu_and_mul_entry", "moe_gemm_entry", "moe_sum_entry"]);
+        for x in l {
+            let elf = run(Command::new(cuobjdump()).arg("-elf").arg(cubin_of(x["cubin"].as_str().unwrap())));
+            assert_eq!(kparams(&elf, x["entry"].as_str().unwrap()), packed(x["params"].as_array().unwrap()), "{}", x["cubin"]);
+        }
+        let names: Vec<&str> = c["scratch"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["sorted_token_ids", "expert_ids", "num_tokens_post_padded", "cache1", "cache2", "cache3"]);
+        // Every operator tensor is bound, the outputs only by the last launch.
+        let bound = |i: usize| -> Vec<String> {
+            l[i]["params"].as_array().unwrap().iter().filter(|p| p["kind"] == "ptr").map(|p| p["tensor"].as_str().unwrap().to_string()).collect()
+        };
+        assert_eq!(bound(0), ["topk_ids"]);
+        assert_eq!(bound(1), ["hidden_states", "w1", "topk_weights"]);
+        assert!(bound(2).is_empty());
+        assert_eq!(bound(3), ["w2", "topk_weights"]);
+        assert_eq!(bound(4), ["out"]);
+    }
+    // 37 x 3 = 111 assignments over 12 experts, 64-row blocks (111 <= 64 x 12): max_padded
+    // 111 + 12 x 63 = 867, 14 blocks; GEMM 1 over N = 2 x 192 = 384 (3 column tiles), GEMM 2 over
+    // H = 128 (1); bf16 intermediates of 111 rows.
+    let c = &configs[1];
+    assert_eq!((c["tuning"]["variant"].clone(), c["tuning"]["max_padded"].clone(), c["tuning"]["max_blocks"].clone()), (json!("m64_n128_k64"), json!(867), json!(14)));
+    let l = c["launches"].as_array().unwrap();
+    assert_eq!((l[1]["grid"].clone(), l[3]["grid"].clone()), (json!([42, 1, 1]), json!([14, 1, 1])));
+    let bytes: Vec<i64> = c["scratch"].as_array().unwrap().iter().map(|s| s["bytes"].as_i64().unwrap()).collect();
+    assert_eq!(bytes, [867 * 4, 14 * 4, 4, 111 * 384 * 2, 111 * 192 * 2, 111 * 128 * 2]);
+    // GEMM 1 writes cache1 (after a, w and its 3 extents and 3 strides), GEMM 2 reads cache2.
+    assert_eq!((l[1]["params"][8].clone(), l[3]["params"][0].clone()), (json!({"kind": "scratch", "name": "cache1"}), json!({"kind": "scratch", "name": "cache2"})));
+    let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
+    assert!(text.contains("check     OK: 10 launches in 2 configs"), "{text}");
     let _ = std::fs::remove_dir_all(&out);
 }

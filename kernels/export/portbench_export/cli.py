@@ -145,6 +145,8 @@ def export_suite(fe: Frontend, suite_path: str | Path, out: str | Path,
             except Unsupported as e:
                 print(f"skip: {fe.name}: {c.id()}: {e}")
                 skipped[str(e)] += 1
+                # The manifest's unsupported[]: `portbench run` prints the reason in its unpaired list.
+                bundle.unsupported.append({"params": dict(c.params), "reason": str(e)})
             except SuiteError:
                 raise
             except Exception as e:
@@ -155,6 +157,13 @@ def export_suite(fe: Frontend, suite_path: str | Path, out: str | Path,
         if not bundle.configs:
             print(f"skip: {fe.name}: operator '{op}': no supported configurations")
             print(summary_line(fe.name, op, 0, len(configs), skipped))
+            if bundle.unsupported:
+                # No plan, but the reasons: a manifest without cubins or configurations.
+                bundle.cubins.clear()
+                bundle.irs.clear()
+                bundle.arch = options.target.arch
+                path = bundle.write(out)
+                print(f"exported {fe.name}/{op}: no configs, {len(bundle.unsupported)} unsupported with reasons -> {path}")
             continue
         _check_bundle(fe, bundle)
         path = bundle.write(out)

@@ -129,6 +129,7 @@ class Bundle:
     memo: dict[str, Any] = field(default_factory=dict)   # exporter's own per-bundle state, not written
     target: Any = None              # target.Target the bundle was built for (manifest "target")
     sources: list[dict] = field(default_factory=list)   # {"path", "sha256", "package"} of kernel sources
+    unsupported: list[dict] = field(default_factory=list)   # {"params", "reason"}: configurations skipped
 
     def add_cubin(self, file: str, data: bytes, ir: dict[str, str] | None = None) -> str:
         check_relpath(file, "cubin")
@@ -171,6 +172,8 @@ class Bundle:
         doc["cubins"] = [{"file": f, "sha256": sha256_bytes(d), "ir": sorted(self.irs[f])}
                          for f, d in sorted(self.cubins.items())]
         doc["configs"] = self.configs
+        if self.unsupported:
+            doc["unsupported"] = self.unsupported
         return doc
 
     def write(self, out_root: Path) -> Path:

@@ -17,7 +17,7 @@ from .manifest import INDEX_TYPES, TYPE_BYTES, check_relpath, inside, sha256_fil
 
 ARCHES = ("sm_90", "sm_90a")
 TOP = {"schema", "frontend", "operator", "arch", "toolchain", "cubins", "configs"}
-TOP_OPTIONAL = {"target", "sources"}
+TOP_OPTIONAL = {"target", "sources", "unsupported"}
 TARGET = {"name", "arch", "sm_count"}
 SOURCE = {"path", "sha256", "package"}
 CUBIN = {"file", "sha256", "ir"}
@@ -198,6 +198,22 @@ def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[st
     if not (isinstance(tc, dict) and tc and all(_ident(k) and isinstance(x, str) and x for k, x in tc.items())):
         v.err("toolchain", "must be a non-empty object of tool name -> version string")
 
+    # A bundle without plans (every configuration unsupported) still carries its reasons.
+    reasons_only = doc.get("configs") == [] and doc.get("cubins") == [] and bool(doc.get("unsupported"))
+    if "unsupported" in doc:
+        us = doc["unsupported"]
+        if not isinstance(us, list):
+            v.err("unsupported", "must be an array")
+        else:
+            for i, u in enumerate(us):
+                w = f"unsupported[{i}]"
+                if v.fields(w, u, {"params", "reason"}):
+                    if not isinstance(u["params"], dict) or not u["params"]:
+                        v.err(f"{w}.params", "must be a non-empty object")
+                    if not isinstance(u["reason"], str) or not u["reason"]:
+                        v.err(f"{w}.reason", "must be a non-empty string")
+    if reasons_only:
+        return v.errors
     cubin_files: set[str] = set()
     if not isinstance(doc["cubins"], list) or not doc["cubins"]:
         v.err("cubins", "must be a non-empty array")

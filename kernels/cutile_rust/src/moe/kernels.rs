@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-//! portbench's cuTile Rust moe_align_block kernel (issue 17).
+//! portbench's cuTile Rust mixture-of-experts kernels (issue 17): moe_align_block, and the
+//! grouped GEMM and top-k sum of moe's launch plan (`crate::moe::plan`).
 //!
 //! reference/src/ops/moe_align_block.cpp: the `numel = M * top_k` assignments of `topk_ids`
 //! bucketed by expert in expert order, each bucket padded to a multiple of `BLOCK` with the
@@ -107,5 +108,128 @@ pub mod portbench_moe {
             let e: Tile<i32, { [BT] }> = reduce_sum(select(inb, ex_b, zero), 1i32);
             unsafe { store_view_tko_mut(&mut experts_p, e, [c], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
         }
+    }
+
+    /// One `BM x BN` tile of `C[id] = A[id / TOPK] W[e]^T (x topk_weights[id] with MUL = 1)`
+    /// for the ids of sorted block `tm` (all of expert `e = expert_ids[tm]`): tilegym's
+    /// `_fused_moe_kernel`, 1-D grid of `ceil(max_padded / BM) * ceil(N / BN)` blocks in groups
+    /// of `GROUP_M` block rows. `a` is A `[rows, K]` row-major, gathered by row through a
+    /// pointer tile; `w` the experts' weights `[E, N, K]` loaded through TMA tiles; `c` is C
+    /// `[numel, N]` row-major, scattered by row. Slots of padding (`id = numel`) and blocks at
+    /// or past `num_tokens_post_padded` load and store nothing (their K loop is empty).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_gemm<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+        const TOPK: i32,
+        const MUL: i32,
+        const GROUP_M: i32,
+    >(
+        a: *mut E,
+        w: &Tensor<E, { [-1, -1, -1] }>,
+        c: *mut E,
+        topk_weights: *mut f32,
+        sorted_token_ids: &Tensor<i32, { [-1] }>,
+        expert_ids: &Tensor<i32, { [-1] }>,
+        num_tokens_post_padded: &Tensor<i32, { [-1] }>,
+        numel: i32,
+    ) {
+        let n: i32 = get_shape_dim(w.shape(), 1i32);
+        let k: i32 = get_shape_dim(w.shape(), 2i32);
+        let em: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
+        let tiles_m: i32 = (em + BM - 1i32) / BM;
+        let tiles_n: i32 = (n + BN - 1i32) / BN;
+        let bid: i32 = get_tile_block_id().0;
+        let in_group: i32 = GROUP_M * tiles_n;
+        let first_m: i32 = (bid / in_group) * GROUP_M;
+        let rows_in: i32 = min(tiles_m - first_m, GROUP_M);
+        let tm: i32 = first_m + (bid % in_group) % rows_in;
+        let tn: i32 = (bid % in_group) / rows_in;
+
+        let total_p: Partition<i32, { [1] }> = num_tokens_post_padded.partition(shape![1]);
+        let total_t: Tile<i32, { [1] }> = total_p.load([0i32]);
+        let total: i32 = tile_to_scalar(total_t.reshape(shape![]));
+        let ex_p: Partition<i32, { [1] }> = expert_ids.partition(shape![1]);
+        let ex_t: Tile<i32, { [1] }> = ex_p.load([tm]);
+        let ex: i32 = tile_to_scalar(ex_t.reshape(shape![]));
+        // 1 while the block holds assignments, else 0 (no branch: an empty K loop).
+        let live: i32 = min(max(total - tm * BM, 0i32), 1i32);
+        let k_tiles: i32 = live * ((k + BK - 1i32) / BK);
+
+        let ids_p: Partition<i32, { [BM] }> = sorted_token_ids.partition(shape![BM]);
+        let ids: Tile<i32, { [BM] }> = ids_p.load([tm]);
+        let lane: Tile<i32, { [BM] }> = iota(shape![BM]);
+        let slot: Tile<i32, { [BM] }> = broadcast_scalar(tm * BM, shape![BM]) + lane;
+        let numel_t: Tile<i32, { [BM] }> = numel.broadcast(shape![BM]);
+        let total_b: Tile<i32, { [BM] }> = total.broadcast(shape![BM]);
+        let valid: Tile<bool, { [BM] }> = lt_tile(ids, numel_t) & lt_tile(slot, total_b);
+        let topk: i32 = TOPK;
+        let topk_t: Tile<i32, { [BM] }> = broadcast_scalar(topk, shape![BM]);
+        let rows: Tile<i32, { [BM] }> = ids / topk_t;
+        let k_b: Tile<i32, { [BM] }> = k.broadcast(shape![BM]);
+        let a_rows: Tile<i32, { [BM, BK] }> = (rows * k_b).reshape(shape![BM, 1]).broadcast(shape![BM, BK]);
+        let valid_a: Tile<bool, { [BM, BK] }> = valid.reshape(shape![BM, 1]).broadcast(shape![BM, BK]);
+        let col_k: Tile<i32, { [BK] }> = iota(shape![BK]);
+        let a_base: PointerTile<*mut E, { [] }> = pointer_to_tile(a);
+        let a_base: PointerTile<*mut E, { [1, 1] }> = reshape_ptr(a_base, shape![1, 1]);
+        let a_base: PointerTile<*mut E, { [BM, BK] }> = broadcast_ptr(a_base, shape![BM, BK]);
+        let w_p: Partition<E, { [1, BN, BK] }> = w.partition(shape![1, BN, BK]);
+
+        let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+        for kt in 0i32..k_tiles {
+            let cols: Tile<i32, { [BK] }> = broadcast_scalar(kt * BK, shape![BK]) + col_k;
+            let off: Tile<i32, { [BM, BK] }> = a_rows + cols.reshape(shape![1, BK]).broadcast(shape![BM, BK]);
+            let ptrs: PointerTile<*mut E, { [BM, BK] }> = addptr_tile(a_base, off);
+            let (at, _tok): (Tile<E, { [BM, BK] }>, Token) =
+                unsafe { load_ptr_tko(ptrs, ordering::Weak, None::<scope::TileBlock>, Some(valid_a), None, None, Latency::<0>) };
+            let wt: Tile<E, { [1, BN, BK] }> = w_p.load([ex, tn, kt]);
+            let wt: Tile<E, { [BN, BK] }> = wt.reshape(shape![BN, BK]);
+            let bt: Tile<E, { [BK, BN] }> = wt.transpose();
+            acc = mmaf(at, bt, acc);
+        }
+        if MUL == 1i32 {
+            let r_base: PointerTile<*mut f32, { [] }> = pointer_to_tile(topk_weights);
+            let r_base: PointerTile<*mut f32, { [1] }> = reshape_ptr(r_base, shape![1]);
+            let r_base: PointerTile<*mut f32, { [BM] }> = broadcast_ptr(r_base, shape![BM]);
+            let r_ptrs: PointerTile<*mut f32, { [BM] }> = addptr_tile(r_base, ids);
+            let (r, _tok): (Tile<f32, { [BM] }>, Token) =
+                unsafe { load_ptr_tko(r_ptrs, ordering::Weak, None::<scope::TileBlock>, Some(valid), None, None, Latency::<0>) };
+            acc = acc * r.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+        }
+        let ct: Tile<E, { [BM, BN] }> = convert_tile(acc);
+        let col_n: Tile<i32, { [BN] }> = broadcast_scalar(tn * BN, shape![BN]) + iota(shape![BN]);
+        let n_t: Tile<i32, { [BN] }> = n.broadcast(shape![BN]);
+        let n_b: Tile<i32, { [BM] }> = n.broadcast(shape![BM]);
+        let c_off: Tile<i32, { [BM, BN] }> =
+            (ids * n_b).reshape(shape![BM, 1]).broadcast(shape![BM, BN]) + col_n.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let keep: Tile<bool, { [BM, BN] }> = valid.reshape(shape![BM, 1]).broadcast(shape![BM, BN])
+            & lt_tile(col_n, n_t).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+        let c_base: PointerTile<*mut E, { [] }> = pointer_to_tile(c);
+        let c_base: PointerTile<*mut E, { [1, 1] }> = reshape_ptr(c_base, shape![1, 1]);
+        let c_base: PointerTile<*mut E, { [BM, BN] }> = broadcast_ptr(c_base, shape![BM, BN]);
+        let c_ptrs: PointerTile<*mut E, { [BM, BN] }> = addptr_tile(c_base, c_off);
+        unsafe { store_ptr_tko(c_ptrs, ct, ordering::Weak, None::<scope::TileBlock>, Some(keep), None, Latency::<0>) };
+    }
+
+    /// `y[t] = sum_k x[t, k]` over the top-k axis of `x` `[M, TOPK, H]` in f32, rounded once
+    /// (torch.sum over dim 1 and torch.add of tilegym's wrapper); grid `[ceil(M / BR),
+    /// ceil(H / BH)]`.
+    #[cutile::entry()]
+    fn moe_sum<T: ElementType, const BR: i32, const BH: i32, const TOPK: i32>(
+        x: &Tensor<T, { [-1, -1, -1] }>,
+        y: &mut Tensor<T, { [BR, BH] }>,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let xp: Partition<T, { [BR, 1, BH] }> = x.partition(shape![BR, 1, BH]);
+        let mut acc: Tile<f32, { [BR, BH] }> = constant(0.0f32, shape![BR, BH]);
+        for k in 0i32..TOPK {
+            let t: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, k, pid.1]);
+            let f: Tile<f32, { [BR, 1, BH] }> = convert_tile(t);
+            acc = acc + f.reshape(shape![BR, BH]);
+        }
+        let yt: Tile<T, { [BR, BH] }> = convert_tile(acc);
+        y.store(yt);
     }
 }

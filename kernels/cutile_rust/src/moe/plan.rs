@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-//! The plan of moe_align_block: one tile block, chunk and expert tiles from the configuration.
+//! The plans of moe_align_block (one tile block, chunk and expert tiles from the
+//! configuration) and of moe (a launch plan of five kernels over scratch buffers, below).
 //!
 //! The tensors are the reference's (reference/src/ops/moe_align_block.cpp), all i32 and
 //! contiguous: topk_ids `[M, top_k]` (viewed as `[M * top_k]`), sorted_token_ids
@@ -10,11 +11,18 @@ use anyhow::{ensure, Result};
 use serde_json::{json, Map, Value};
 
 use crate::abi::{KernelArg, LitValue, ScalarType};
-use crate::plan::{param_i64, param_int_or, pow2_ceil, specialization_json, tensor_arg, view_arg_at, Candidates, Overrides, Plan, TensorLayout};
+use crate::decode::plan::{Scratch, StagedPlan};
+use crate::plan::{
+    ceil_div, element_type, grid_of, param_i64, param_int_or, param_str, param_str_or, pow2_ceil, silu_and_mul_tiles, specialization_json,
+    tensor_arg, view_arg_at, Candidates, Overrides, Plan, TensorLayout,
+};
 use crate::target::Target;
 
-/// Operators of this module (registered in `crate::plan::OPERATORS`).
+/// Operators of this module (registered in `crate::plan::OPERATORS`) with single-kernel plans.
 pub const OPERATORS: &[&str] = &["moe_align_block"];
+
+/// Operators of this module with multi-kernel plans ([`staged_candidates`]).
+pub const STAGED: &[&str] = &["moe"];
 
 /// Entries a chunk of the passes (`[BT, E2]` i32 tiles: 64 KB at 64 experts).
 pub const CHUNK: i64 = 256;
@@ -87,6 +95,249 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result
 /// The default plan.
 pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("one plan")))
+}
+
+/// moe's configuration as the reference reads it (reference/src/ops/moe.cpp): hidden_states
+/// `[M, H]`, w1 `[E, 2I, H]`, w2 `[E, H, I]`, topk_weights `[M, top_k]` f32, topk_ids
+/// `[M, top_k]` i32, out `[M, H]`, all contiguous.
+#[derive(Clone, Copy, Debug)]
+struct MoeShape {
+    m: i64,
+    h: i64,
+    i: i64,
+    e: i64,
+    topk: i64,
+    elem: &'static str,
+    bytes: i32,
+}
+
+fn moe_shape(params: &Value) -> Result<MoeShape> {
+    let (m, h, i, e, topk) = (
+        param_i64(params, "num_tokens")?,
+        param_i64(params, "hidden_size")?,
+        param_i64(params, "moe_intermediate_size")?,
+        param_i64(params, "n_experts")?,
+        param_i64(params, "top_k")?,
+    );
+    ensure!(topk <= e, "top_k = {topk} exceeds n_experts = {e}");
+    let call = param_str_or(params, "call_type", "e2e_fused")?;
+    ensure!(call == "e2e_fused", "call_type {call:?}: the port has the e2e_fused pipeline only");
+    let dtype = param_str(params, "dtype")?;
+    ensure!(dtype == "float16" || dtype == "bfloat16", "dtype {dtype:?}: the port's GEMMs take float16 or bfloat16");
+    let (elem, bytes) = element_type(dtype)?;
+    ensure!(e <= MAX_EXPERTS, "n_experts = {e} exceeds {MAX_EXPERTS} (the alignment's [chunk, experts] one-hot tile)");
+    let numel = m * topk;
+    for (what, n) in [("w1", e * 2 * i * h), ("the gate/up intermediate", numel * 2 * i), ("the down intermediate", numel * h)] {
+        ensure!(n <= i32::MAX as i64, "{what} has {n} elements, more than 2^31-1 (i32 offsets)");
+    }
+    Ok(MoeShape { m, h, i, e, topk, elem, bytes })
+}
+
+/// The knobs of a moe plan: rows per GEMM block (`bm`, also the alignment's block size), the
+/// GEMMs' output columns (`bn`) and K step (`bk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoeKnobs {
+    pub bm: i64,
+    pub bn: i64,
+    pub bk: i64,
+}
+
+impl MoeKnobs {
+    pub fn name(&self) -> String {
+        format!("m{}_n{}_k{}", self.bm, self.bn, self.bk)
+    }
+}
+
+/// tilegym's tiles (moe_interface.py, cutile config): TILE_SIZE_M 128, N 128, K 64, GROUP_SIZE_M 32.
+pub const TILEGYM: MoeKnobs = MoeKnobs { bm: 128, bn: 128, bk: 64 };
+
+/// Block rows of the swizzled GEMM grid (tilegym: 32).
+pub const GROUP_M: i64 = 32;
+
+/// The default knobs: 64-row blocks where an expert gets at most 64 assignments on average
+/// (less padding: every expert's bucket is padded to a multiple of `bm`), else tilegym's 128.
+pub fn default_knobs(m: i64, topk: i64, e: i64) -> MoeKnobs {
+    if m * topk <= 64 * e {
+        MoeKnobs { bm: 64, ..TILEGYM }
+    } else {
+        TILEGYM
+    }
+}
+
+fn lit_i32(name: &str, v: i64) -> KernelArg {
+    KernelArg::Scalar { name: name.into(), ty: ScalarType::I32, value: LitValue::Int(v) }
+}
+
+fn scratch_view(name: &str, shape: &[i64], partition: Option<Vec<i64>>) -> KernelArg {
+    let t = TensorLayout::contiguous(name, shape, 4);
+    KernelArg::Scratch { name: name.into(), shape: t.shape, strides: t.strides, partition }
+}
+
+fn stage(kernel: &'static str, elem: &'static str, generics: Vec<String>, tensors: Vec<TensorLayout>, args: Vec<KernelArg>, grid: [u32; 3], stem: String, variant: &str, tuning: Map<String, Value>) -> Plan {
+    let mut tuning = tuning;
+    tuning.insert("kernel".into(), json!(kernel));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Plan { kernel, elem, generics, tensors, args, grid, tuning, stem, variant: variant.into(), occupancy: None, worker_warps: None, extra_launches: Vec::new() }
+}
+
+/// One grouped GEMM launch: `c[id] = a[id / topk] w[e]^T (x routing weight)`.
+#[allow(clippy::too_many_arguments)]
+fn gemm_stage(x: &MoeShape, k: MoeKnobs, w: &str, n: i64, kk: i64, a: KernelArg, c: &str, topk: i64, mul: bool, max_padded: i64, max_blocks: i64) -> Result<Plan> {
+    let e = x.e;
+    let wt = TensorLayout::contiguous("w", &[e, n, kk], x.bytes);
+    let tensors = vec![
+        wt.clone(),
+        TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4),
+        TensorLayout::contiguous("expert_ids", &[max_blocks], 4),
+        TensorLayout::contiguous("num_tokens_post_padded", &[1], 4),
+    ];
+    let args = vec![
+        a,
+        KernelArg::ViewOf { name: "w".into(), tensor: w.into(), shape: wt.shape.clone(), strides: wt.strides.clone(), partition: None },
+        KernelArg::RawScratch { name: "c".into(), scratch: c.into() },
+        KernelArg::RawPtr { name: "topk_weights".into(), tensor: "topk_weights".into() },
+        scratch_view("sorted_token_ids", &[max_padded], None),
+        scratch_view("expert_ids", &[max_blocks], None),
+        scratch_view("num_tokens_post_padded", &[1], None),
+        lit_i32("numel", x.m * x.topk),
+    ];
+    let blocks = ceil_div(max_padded, k.bm) * ceil_div(n, k.bn);
+    let mut tuning = Map::new();
+    tuning.insert("weights".into(), json!(w));
+    tuning.insert("tiles".into(), json!({"m": k.bm, "n": k.bn, "k": k.bk, "group_m": GROUP_M}));
+    tuning.insert("mul_routed_weight".into(), json!(mul));
+    tuning.insert("a_row_divisor".into(), json!(topk));
+    let m = i32::from(mul);
+    Ok(stage(
+        "moe_gemm",
+        x.elem,
+        vec![x.elem.into(), k.bm.to_string(), k.bn.to_string(), k.bk.to_string(), topk.to_string(), m.to_string(), GROUP_M.to_string()],
+        tensors,
+        args,
+        grid_of(&[blocks], &[1])?,
+        format!("moe_gemm_{}_m{}_n{}_k{}_t{topk}_w{m}", x.elem, k.bm, k.bn, k.bk),
+        &k.name(),
+        tuning,
+    ))
+}
+
+/// moe's launch plan for one set of knobs: tilegym's pipeline (moe_interface.py
+/// `fused_experts_impl`), kernel for kernel, over scratch buffers as its wrapper allocates them:
+/// 1. moe_align_block (`topk_ids` -> `sorted_token_ids`, `expert_ids`, `num_tokens_post_padded`,
+///    block size `bm`);
+/// 2. moe_gemm with `w1`: `cache1[id] = hidden_states[id / top_k] w1[e]^T`, `[M top_k, 2I]`;
+/// 3. silu_and_mul: `cache2 = silu(cache1[:, :I]) cache1[:, I:]`, `[M top_k, I]`;
+/// 4. moe_gemm with `w2` times the routing weight: `cache3[id] = r[id] cache2[id] w2[e]^T`,
+///    `[M top_k, H]`;
+/// 5. moe_sum: `out[t] = sum_k cache3[t top_k + k]` (tilegym: torch.sum / torch.add).
+fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
+    let x = moe_shape(params)?;
+    ensure!(x.h % k.bk == 0 && x.i % k.bk == 0, "hidden_size {} and moe_intermediate_size {} must be multiples of the K step {} (the gathered rows are not masked along K)", x.h, x.i, k.bk);
+    let numel = x.m * x.topk;
+    let max_padded = numel + x.e * (k.bm - 1);
+    let max_blocks = ceil_div(max_padded, k.bm);
+    ensure!(max_padded <= i32::MAX as i64, "sorted_token_ids has {max_padded} elements, more than 2^31-1");
+    let variant = k.name();
+
+    // 1. The alignment, into scratch.
+    let e2 = pow2_ceil(x.e);
+    let align_tensors = vec![
+        TensorLayout::contiguous("topk_ids", &[numel], 4),
+        TensorLayout::contiguous("expert_ids", &[max_blocks], 4),
+        TensorLayout::contiguous("num_tokens_post_padded", &[1], 4),
+    ];
+    let align_args = vec![
+        view_arg_at(&align_tensors[0], 0, None),
+        KernelArg::RawScratch { name: "sorted_token_ids".into(), scratch: "sorted_token_ids".into() },
+        scratch_view("expert_ids", &[max_blocks], None),
+        scratch_view("num_tokens_post_padded", &[1], None),
+        lit_i32("max_padded", max_padded),
+    ];
+    let mut at = Map::new();
+    at.insert("experts_tile".into(), json!(e2));
+    at.insert("block_size".into(), json!(k.bm));
+    let align = stage("moe_align_block", "i32", vec![e2.to_string(), CHUNK.to_string(), k.bm.to_string()], align_tensors, align_args, [1, 1, 1], format!("moe_align_block_e{e2}_b{}", k.bm), &variant, at);
+
+    // 2. Gate and up projections.
+    let gemm1 = gemm_stage(&x, k, "w1", 2 * x.i, x.h, KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() }, "cache1", x.topk, false, max_padded, max_blocks)?;
+
+    // 3. silu_and_mul of crate::kernels, cache1 [numel, 2I] seen as [numel, 2, I].
+    let (br, bh) = silu_and_mul_tiles(numel, x.i, x.bytes, t.sm_count, Overrides::default())?;
+    let xs = TensorLayout::contiguous("x", &[numel, 2, x.i], x.bytes);
+    let ys = TensorLayout::contiguous("y", &[numel, x.i], x.bytes);
+    let silu_args = vec![
+        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
+        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: Some(vec![br, bh]) },
+    ];
+    let mut st = Map::new();
+    st.insert("block_rows".into(), json!(br));
+    st.insert("block_cols".into(), json!(bh));
+    let mut silu = stage("silu_and_mul", x.elem, vec![x.elem.into(), br.to_string(), bh.to_string()], vec![xs, ys], silu_args, grid_of(&[numel, x.i], &[br, bh])?, format!("silu_and_mul_{}_br{br}_bh{bh}", x.elem), &variant, st);
+    silu.occupancy = Some(4);
+    silu.stem.push_str("_occ4");
+
+    // 4. Down projection times the routing weight (rows of cache2 are the assignments: top_k 1).
+    let gemm2 = gemm_stage(&x, k, "w2", x.h, x.i, KernelArg::RawScratch { name: "a".into(), scratch: "cache2".into() }, "cache3", 1, true, max_padded, max_blocks)?;
+
+    // 5. The top-k sum into out.
+    let bh5 = pow2_ceil(x.h).clamp(16, 512);
+    let mut br5 = 8;
+    while br5 > 1 && ceil_div(x.m, br5) * ceil_div(x.h, bh5) < 2 * t.sm_count {
+        br5 /= 2;
+    }
+    let c3 = TensorLayout::contiguous("x", &[x.m, x.topk, x.h], x.bytes);
+    let out = TensorLayout::contiguous("y", &[x.m, x.h], x.bytes);
+    let sum_args = vec![
+        KernelArg::ScratchAs { name: "x".into(), scratch: "cache3".into(), shape: c3.shape.clone(), strides: c3.strides.clone(), partition: None },
+        KernelArg::ViewOf { name: "y".into(), tensor: "out".into(), shape: out.shape.clone(), strides: out.strides.clone(), partition: Some(vec![br5, bh5]) },
+    ];
+    let mut sm = Map::new();
+    sm.insert("block_rows".into(), json!(br5));
+    sm.insert("block_cols".into(), json!(bh5));
+    let sum = stage("moe_sum", x.elem, vec![x.elem.into(), br5.to_string(), bh5.to_string(), x.topk.to_string()], vec![c3, out], sum_args, grid_of(&[x.m, x.h], &[br5, bh5])?, format!("moe_sum_{}_br{br5}_bh{bh5}_t{}", x.elem, x.topk), &variant, sm);
+
+    let b = x.bytes as i64;
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["moe_align_block", "moe_gemm", "silu_and_mul", "moe_gemm", "moe_sum"]));
+    tuning.insert("block_size".into(), json!(k.bm));
+    tuning.insert("tiles".into(), json!({"m": k.bm, "n": k.bn, "k": k.bk, "group_m": GROUP_M}));
+    tuning.insert("max_padded".into(), json!(max_padded));
+    tuning.insert("max_blocks".into(), json!(max_blocks));
+    tuning.insert("block_rule".into(), json!("64-row blocks where M top_k <= 64 E (at most 64 assignments per expert on average), else tilegym's 128"));
+    Ok(StagedPlan {
+        variant,
+        tuning,
+        scratch: vec![
+            Scratch { name: "sorted_token_ids".into(), bytes: max_padded * 4 },
+            Scratch { name: "expert_ids".into(), bytes: max_blocks * 4 },
+            Scratch { name: "num_tokens_post_padded".into(), bytes: 4 },
+            Scratch { name: "cache1".into(), bytes: numel * 2 * x.i * b },
+            Scratch { name: "cache2".into(), bytes: numel * x.i * b },
+            Scratch { name: "cache3".into(), bytes: numel * x.h * b },
+        ],
+        stages: vec![align, gemm1, silu, gemm2, sum],
+    })
+}
+
+/// moe's plans: the default knobs first, then the other block size (tuning variants); an
+/// error is the reason the configuration cannot be expressed. `Ok(None)` for operators not in
+/// [`STAGED`].
+pub fn staged_candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Vec<StagedPlan>>> {
+    if !STAGED.contains(&op) {
+        return Ok(None);
+    }
+    ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its choices are the manifest's variants");
+    let x = moe_shape(params)?;
+    let first = default_knobs(x.m, x.topk, x.e);
+    let mut plans = vec![plan_moe(params, first, t)?];
+    for k in [TILEGYM, MoeKnobs { bm: 64, ..TILEGYM }] {
+        if k != first {
+            if let Ok(p) = plan_moe(params, k, t) {
+                plans.push(p);
+            }
+        }
+    }
+    Ok(Some(plans))
 }
 
 #[cfg(test)]

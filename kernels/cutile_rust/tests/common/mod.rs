@@ -71,7 +71,7 @@ pub fn packed(params: &[Value]) -> Vec<(u32, u32)> {
         .iter()
         .map(|p| {
             let size = match (p["kind"].as_str().unwrap(), p["type"].as_str()) {
-                ("ptr" | "null", _) | (_, Some("i64" | "u64" | "f64")) => 8,
+                ("ptr" | "null" | "scratch" | "ptr_table", _) | (_, Some("i64" | "u64" | "f64")) => 8,
                 _ => 4,
             };
             off = off.div_ceil(size) * size;
