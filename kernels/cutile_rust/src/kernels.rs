@@ -471,6 +471,46 @@ pub mod portbench_kernels {
         y.store(yt);
     }
 
+    /// silu_and_mul in tilegym's shape: one block per row of `x [rows, 2H]` (`y [rows, H]`),
+    /// the row's two halves as 1-D `BH`-lane tiles (`BH` >= `H`, a power of two) loaded through
+    /// pointer tiles with a lane mask `col < H`. Both loads are masked lanes rather than the
+    /// branch per 16-byte chunk that a zero-padded partition view lowers to; in fp16/bf16 the
+    /// conversion to f32 sat inside that branch, so each chunk's load waited for the previous
+    /// one (half of tilegym's bandwidth). `x` and `y` are 16-byte aligned device allocations;
+    /// `rows * 2H` fits in i32 (the exporter checks).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn silu_and_mul_row<T: ElementType, const BH: i32, const H: i32>(x: *mut T, y: *mut T) {
+        let row: i32 = get_tile_block_id().0;
+        let h: i32 = H;
+        let col: Tile<i32, { [BH] }> = iota(shape![BH]);
+        let h_t: Tile<i32, { [BH] }> = broadcast_scalar(h, shape![BH]);
+        let valid: Tile<bool, { [BH] }> = lt_tile(col, h_t);
+        let a_off: Tile<i32, { [BH] }> = broadcast_scalar(row * (2i32 * h), shape![BH]) + col;
+        let b_off: Tile<i32, { [BH] }> = a_off + h_t;
+        let y_off: Tile<i32, { [BH] }> = broadcast_scalar(row * h, shape![BH]) + col;
+        let xp: PointerTile<*mut T, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(x)) };
+        let xp: PointerTile<*mut T, { [1] }> = reshape_ptr(xp, shape![1]);
+        let xp: PointerTile<*mut T, { [BH] }> = broadcast_ptr(xp, shape![BH]);
+        let (gt, _tg): (Tile<T, { [BH] }>, Token) = unsafe {
+            load_ptr_tko(addptr_tile(xp, a_off), ordering::Weak, None::<scope::TileBlock>, Some(valid), None, None, Latency::<0>)
+        };
+        let (ut, _tu): (Tile<T, { [BH] }>, Token) = unsafe {
+            load_ptr_tko(addptr_tile(xp, b_off), ordering::Weak, None::<scope::TileBlock>, Some(valid), None, None, Latency::<0>)
+        };
+        let g: Tile<f32, { [BH] }> = convert_tile(gt);
+        let u: Tile<f32, { [BH] }> = convert_tile(ut);
+        let one: Tile<f32, { [BH] }> = constant(1.0f32, shape![BH]);
+        // The same arithmetic as `silu_and_mul` (e^-g as 2^(-g log2 e), flushing denormals).
+        let neg_log2e: Tile<f32, { [BH] }> = constant(-1.4426950408889634f32, shape![BH]);
+        let e: Tile<f32, { [BH] }> = exp2(mulf(g, neg_log2e, rounding::NearestEven, ftz::Enabled), ftz::Enabled);
+        let sg: Tile<f32, { [BH] }> = true_div(g, one + e);
+        let yt: Tile<T, { [BH] }> = convert_tile(sg * u);
+        let yp: PointerTile<*mut T, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(y)) };
+        let yp: PointerTile<*mut T, { [1] }> = reshape_ptr(yp, shape![1]);
+        let yp: PointerTile<*mut T, { [BH] }> = broadcast_ptr(yp, shape![BH]);
+        unsafe { store_ptr_tko(addptr_tile(yp, y_off), yt, ordering::Weak, None::<scope::TileBlock>, Some(valid), None, Latency::<0>) };
+    }
+
     /// `c = silu(a) * b` over flat 1-D views of same-shape tensors; one block per `TILE`.
     #[cutile::entry()]
     fn swiglu<T: ElementType, const TILE: i32>(

@@ -450,6 +450,14 @@ pub fn alternatives(op: &str, params: &Value, t: &Target) -> Vec<Overrides> {
             }
             let bh = pow2_ceil(h).clamp(16, 1024);
             v.push(knobs(Some((4096 / bh).max(1)), Some(bh), 4));
+            if silu_row_kernel(h, bytes, Overrides::default()) {
+                // The row kernel (the 16-bit default) at occupancy 4, and the tiled view
+                // kernel's earlier default (byte-sized tiles, occupancy 4).
+                v.push(Overrides { occupancy: Some(4), ..Default::default() });
+                if let Ok((br, bh)) = silu_and_mul_tiles(rows, h, bytes, t.sm_count, Overrides::default()) {
+                    v.push(knobs(Some(br), Some(bh), 4));
+                }
+            }
             v
         }
         "dropout" => vec![
@@ -863,6 +871,46 @@ pub fn silu_and_mul_tiles(rows: i64, h: i64, bytes: i32, sms: i64, o: Overrides)
     Ok((br, bh))
 }
 
+/// Whether silu_and_mul takes the row kernel (`silu_and_mul_row`, tilegym's shape: one row
+/// per block, the whole row of each half as a 1-D masked pointer load, no occupancy hint):
+/// the 16-bit default for rows up to [`SILU_MAX_BH`] columns, unless `tile` or `block_rows`
+/// asks for the tiled view kernel. fp32 keeps the tiled kernel (at parity with tilegym).
+fn silu_row_kernel(h: i64, bytes: i32, o: Overrides) -> bool {
+    bytes == 2 && o.tile.is_none() && o.block_rows.is_none() && pow2_ceil(h) <= SILU_MAX_BH
+}
+
+fn plan_silu_and_mul_row(rows: i64, h: i64, elem: &'static str, bytes: i32) -> Result<Plan> {
+    let bh = pow2_ceil(h).max(16);
+    ensure!(h <= i32::MAX as i64, "hidden_size exceeds i32");
+    let xv = TensorLayout::contiguous("x", &[rows, 2, h], bytes);
+    let yv = TensorLayout::contiguous("y", &[rows, h], bytes);
+    let args = vec![
+        KernelArg::RawPtr { name: "x".into(), tensor: "x".into() },
+        KernelArg::RawPtr { name: "y".into(), tensor: "y".into() },
+    ];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("silu_and_mul_row"));
+    tuning.insert("block_rows".into(), json!(1));
+    tuning.insert("block_cols".into(), json!(bh));
+    let tensors = vec![xv, yv];
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "silu_and_mul_row",
+        elem,
+        generics: vec![elem.to_string(), bh.to_string(), h.to_string()],
+        grid: grid_of(&[rows], &[1])?,
+        stem: format!("silu_and_mul_row_{elem}_bh{bh}_h{h}"),
+        variant: format!("row_t{bh}"),
+        // No hint, as tilegym: tileiras gives the rows 24-96 registers (tilegym 20-85).
+        occupancy: None,
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
 fn plan_silu_and_mul(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let b = param_i64(params, "batch")?;
     let s = param_i64(params, "seq_len")?;
@@ -871,6 +919,9 @@ fn plan_silu_and_mul(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
     let rows = b * s;
     ensure!(rows.checked_mul(2 * h).is_some_and(|e| e <= i32::MAX as i64), "x exceeds i32 indexing");
+    if silu_row_kernel(h, bytes, o) {
+        return plan_silu_and_mul_row(rows, h, elem, bytes);
+    }
     let (br, bh) = silu_and_mul_tiles(rows, h, bytes, t.sm_count, o)?;
     // x [B, S, 2H] seen as [B*S, 2, H] (gate, up); y [B, S, H] as [B*S, H].
     let xv = TensorLayout::contiguous("x", &[rows, 2, h], bytes);
@@ -1272,11 +1323,11 @@ mod tests {
 
     #[test]
     fn silu_and_mul_and_swiglu_views() {
-        let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 512, "dtype": "float16", "input_last_dim": 1024});
+        let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 512, "dtype": "float32", "input_last_dim": 1024});
         let p = plan("silu_and_mul", &c, &H200).unwrap().unwrap();
-        // 16 KB half-tiles: 16 rows of 512 fp16 (fp32: 8 rows).
-        assert_eq!(p.generics, vec!["f16", "16", "512"]);
-        assert_eq!((p.grid, p.occupancy), ([4096, 1, 1], Some(4)));
+        // fp32: the tiled view kernel, 16 KB half-tiles: 8 rows of 512.
+        assert_eq!(p.generics, vec!["f32", "8", "512"]);
+        assert_eq!((p.grid, p.occupancy), ([8192, 1, 1], Some(4)));
         let e = crate::abi::entry_params(&p.args);
         // x as [B*S, 2, H]: ptr binds to x, extents/strides are literals.
         assert_eq!(e[0].param, crate::abi::Param::Ptr { tensor: "x".into() });
@@ -1284,6 +1335,19 @@ mod tests {
         assert_eq!(lits, [65536, 2, 512, 1024, 512, 1].map(LitValue::Int));
         assert_eq!(e[7].param, crate::abi::Param::Ptr { tensor: "y".into() });
         assert_eq!(e.len(), 7 + 9);
+        // fp16: the row kernel (tilegym's shape): one block per row, the row as BH = H lanes,
+        // H a generic, x and y raw pointers, no occupancy hint.
+        let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 1000, "dtype": "float16", "input_last_dim": 2000});
+        let p = plan("silu_and_mul", &c, &H200).unwrap().unwrap();
+        assert_eq!((p.kernel, p.generics.clone()), ("silu_and_mul_row", vec!["f16".to_string(), "1024".into(), "1000".into()]));
+        assert_eq!((p.grid, p.occupancy, p.variant.as_str()), ([65536, 1, 1], None, "row_t1024_nohint"));
+        let e = crate::abi::entry_params(&p.args);
+        assert_eq!(e.iter().map(|x| x.param.clone()).collect::<Vec<_>>(), vec![crate::abi::Param::Ptr { tensor: "x".into() }, crate::abi::Param::Ptr { tensor: "y".into() }]);
+        // Rows over 8192 columns, or an explicit tile, take the tiled view kernel.
+        let wide = json!({"batch": 1, "seq_len": 64, "hidden_size": 16384, "dtype": "bfloat16", "input_last_dim": 32768});
+        assert_eq!(plan("silu_and_mul", &wide, &H200).unwrap().unwrap().kernel, "silu_and_mul");
+        let tiled = plan_with("silu_and_mul", &c, Overrides { tile: Some(1024), ..Default::default() }, &H200).unwrap().unwrap();
+        assert_eq!((tiled.kernel, tiled.occupancy), ("silu_and_mul", Some(4)));
         assert!(plan("silu_and_mul", &json!({"batch": 1, "seq_len": 1, "hidden_size": 8, "input_last_dim": 8, "dtype": "float16"}), &H200).is_err());
         let c = json!({"batch": 8, "seq_len": 1, "hidden_size": 4096, "intermediate_size": 14336, "dtype": "float32"});
         let p = plan("swiglu", &c, &H200).unwrap().unwrap();
@@ -1310,6 +1374,8 @@ mod tests {
         assert_eq!(silu_and_mul_tiles(65536, 8192, 2, 132, o).unwrap(), (1, 8192));
         let c = json!({"batch": 64, "seq_len": 1024, "hidden_size": 8192, "dtype": "float16", "input_last_dim": 16384});
         let p = plan("silu_and_mul", &c, &H200).unwrap().unwrap();
+        assert_eq!((p.variant.as_str(), p.grid), ("row_t8192_nohint", [65536, 1, 1]));
+        let p = plan_with("silu_and_mul", &c, Overrides { block_rows: Some(4), tile: Some(2048), ..Default::default() }, &H200).unwrap().unwrap();
         assert_eq!((p.variant.as_str(), p.grid), ("r4_t2048_occ4", [16384, 4, 1]));
     }
 
@@ -1332,9 +1398,9 @@ mod tests {
         assert_eq!(plan("softmax", &c, &small).unwrap().unwrap().generics[1], "8");
         assert_eq!(plan("softmax", &c, &H200).unwrap().unwrap().generics[1], "2");
         // silu_and_mul with few rows.
-        let c = json!({"batch": 1, "seq_len": 1024, "hidden_size": 512, "dtype": "float16"});
+        let c = json!({"batch": 1, "seq_len": 1024, "hidden_size": 512, "dtype": "float32"});
         let (a, b) = (plan("silu_and_mul", &c, &H200).unwrap().unwrap(), plan("silu_and_mul", &c, &small).unwrap().unwrap());
-        assert_eq!((a.generics[1].as_str(), b.generics[1].as_str()), ("1", "16"));
+        assert_eq!((a.generics[1].as_str(), b.generics[1].as_str()), ("1", "8"));
         // rope and dropout take tilegym's fixed shapes, whatever the SM count.
         let c = json!({"m": 1048576, "p": 0.5, "dtype": "float16"});
         assert_eq!(plan("dropout", &c, &small).unwrap().unwrap().grid, plan("dropout", &c, &H200).unwrap().unwrap().grid);
@@ -1352,7 +1418,11 @@ mod tests {
             "r4_t1024_occ4 r1_t8192_nohint r1_t8192_occ4 r4_t1024_occ2 r4_t1024_occ6 r4_t1024_occ8 r4_t1024_occ4_w8"
         );
         let silu16 = json!({"batch": 64, "seq_len": 1024, "hidden_size": 8192, "dtype": "float16", "input_last_dim": 16384});
-        assert!(names("silu_and_mul", &silu16).ends_with("r4_t2048_occ8 r4_t1024_occ4"));
+        // fp16: the row kernel first, the earlier tiled default last.
+        assert_eq!(
+            names("silu_and_mul", &silu16),
+            "row_t8192_nohint r1_t8192_nohint r1_t8192_occ4 r4_t2048_occ2 r4_t2048_occ6 r4_t2048_occ8 r4_t1024_occ4 row_t8192_occ4 r4_t2048_occ4"
+        );
         let drop = json!({"m": 67108864, "p": 0.5, "inplace": true, "dtype": "float16"});
         assert_eq!(names("dropout", &drop), "t1024_nohint t1024_occ16 t1024_occ8 t2048_nohint t4096_nohint t4096_occ4");
         let sm = json!({"m": 4096, "n": 1024, "dtype": "float32"});
