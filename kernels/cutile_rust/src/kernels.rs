@@ -379,6 +379,43 @@ pub mod portbench_kernels {
         y.store(yt);
     }
 
+    /// softmax in tilegym's multi-wave shape: one block per row of `x [m, N]` (`y` the same),
+    /// the row as a 1-D `BN`-lane tile (`BN` >= `N`, a power of two) loaded through pointer
+    /// tiles with the lane mask `col < N` (masked lanes read as -inf), all loads issued before
+    /// the first use, where `softmax`'s zero-padded partition view goes through TMA and shared
+    /// memory. The same arithmetic as `softmax` (approximate exp, exact `1/sum`). `x` and `y`
+    /// are 16-byte aligned device allocations; `m * N` fits in i32 (the exporter checks).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn softmax_row<T: ElementType, const BN: i32, const N: i32>(x: *mut T, y: *mut T) {
+        let row: i32 = get_tile_block_id().0;
+        let n: i32 = N;
+        let col: Tile<i32, { [BN] }> = iota(shape![BN]);
+        let n_t: Tile<i32, { [BN] }> = broadcast_scalar(n, shape![BN]);
+        let valid: Tile<bool, { [BN] }> = lt_tile(col, n_t);
+        let off: Tile<i32, { [BN] }> = broadcast_scalar(row * n, shape![BN]) + col;
+        let xp: PointerTile<*mut T, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(x)) };
+        let xp: PointerTile<*mut T, { [1] }> = reshape_ptr(xp, shape![1]);
+        let xp: PointerTile<*mut T, { [BN] }> = broadcast_ptr(xp, shape![BN]);
+        let (xt, _tx): (Tile<T, { [BN] }>, Token) = unsafe {
+            load_ptr_tko(addptr_tile(xp, off), ordering::Weak, None::<scope::TileBlock>, Some(valid), None, None, Latency::<0>)
+        };
+        let neg_inf: Tile<f32, { [BN] }> = constant(f32::NEG_INFINITY, shape![BN]);
+        let xc: Tile<f32, { [BN] }> = convert_tile(xt);
+        let xf: Tile<f32, { [BN] }> = select(valid, xc, neg_inf);
+        let mx: Tile<f32, { [] }> = reduce_max(xf, 0i32);
+        let mx_b: Tile<f32, { [BN] }> = mx.reshape(shape![1]).broadcast(shape![BN]);
+        let e: Tile<f32, { [BN] }> = unsafe { exp_with_rounding(xf - mx_b, rounding::Approx) };
+        let s: Tile<f32, { [] }> = reduce_sum(e, 0i32);
+        let one: Tile<f32, { [] }> = constant(1.0f32, shape![]);
+        let inv: Tile<f32, { [] }> = one / s;
+        let inv_b: Tile<f32, { [BN] }> = inv.reshape(shape![1]).broadcast(shape![BN]);
+        let yt: Tile<T, { [BN] }> = convert_tile(e * inv_b);
+        let yp: PointerTile<*mut T, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(y)) };
+        let yp: PointerTile<*mut T, { [1] }> = reshape_ptr(yp, shape![1]);
+        let yp: PointerTile<*mut T, { [BN] }> = broadcast_ptr(yp, shape![BN]);
+        unsafe { store_ptr_tko(addptr_tile(yp, off), yt, ordering::Weak, None::<scope::TileBlock>, Some(valid), None, Latency::<0>) };
+    }
+
     /// rotate-half RoPE, in place on `q [B, HQ, S, D]` and `k [B, HK, S, D]` (views of
     /// `[B, S, H, D]` storage). Block `(s_tile, b)` rotates positions
     /// `s_tile*BS .. +BS` of batch `b`, all heads; `HALF = rope_dim / 2` columns per half.

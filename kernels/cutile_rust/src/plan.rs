@@ -487,6 +487,12 @@ pub fn alternatives(op: &str, params: &Value, t: &Target) -> Vec<Overrides> {
             if 2 * bm * bn <= ROW_MAX_BN {
                 v.push(Overrides { block_rows: Some(2 * bm), occupancy: Some(rms_norm_occupancy(2 * bm, bn)), ..Default::default() });
             }
+            let bytes = params.get("dtype").and_then(Value::as_str).and_then(|d| element_type(d).ok()).map_or(4, |e| e.1);
+            if softmax_row_kernel(params, bytes, Overrides::default()) {
+                // The row kernel is the default here: the tiled kernel's earlier default stays
+                // a variant (the occupancy and worker-warp knobs above apply to the row kernel).
+                v.push(Overrides { block_rows: Some(bm), occupancy: Some(default_occ), ..Default::default() });
+            }
             v
         }
         _ => vec![],
@@ -705,6 +711,44 @@ fn plan_layer_norm(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     })
 }
 
+/// Whether softmax takes the row kernel (`softmax_row`, tilegym's multi-wave shape: one row
+/// per block, a 1-D masked pointer load, no occupancy hint): the default of the 16-bit
+/// `use_multi_wave` configurations, unless `block_rows` asks for the tiled kernel. There the
+/// tiled kernel ran at 0.62-0.74 of tilegym; fp32 and the other schedules keep it.
+fn softmax_row_kernel(params: &Value, bytes: i32, o: Overrides) -> bool {
+    bytes == 2 && o.block_rows.is_none() && params.get("variant").and_then(Value::as_str) == Some("use_multi_wave")
+}
+
+fn plan_softmax_row(m: i64, n: i64, elem: &'static str, bytes: i32) -> Result<Plan> {
+    let bn = pow2_ceil(n).max(16);
+    let tensors = vec![TensorLayout::contiguous("x", &[m, n], bytes), TensorLayout::contiguous("y", &[m, n], bytes)];
+    let args = vec![
+        KernelArg::RawPtr { name: "x".into(), tensor: "x".into() },
+        KernelArg::RawPtr { name: "y".into(), tensor: "y".into() },
+    ];
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("softmax_row"));
+    tuning.insert("variant".into(), json!("use_multi_wave"));
+    tuning.insert("block_rows".into(), json!(1));
+    tuning.insert("block_cols".into(), json!(bn));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "softmax_row",
+        elem,
+        generics: vec![elem.to_string(), bn.to_string(), n.to_string()],
+        grid: grid_of(&[m], &[1])?,
+        stem: format!("softmax_row_{elem}_bn{bn}_n{n}"),
+        variant: "row".into(),
+        // No hint, as tilegym's multi-wave kernel.
+        occupancy: None,
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tensors,
+        args,
+        tuning,
+    })
+}
+
 fn plan_softmax(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let m = param_i64(params, "m")?;
     let n = param_i64(params, "n")?;
@@ -712,6 +756,9 @@ fn plan_softmax(params: &Value, o: Overrides, t: &Target) -> Result<Plan> {
     let (elem, bytes) = element_type(param_str(params, "dtype")?)?;
     let (mut bm, bn) = row_tiles(m, n, t.sm_count);
     ensure!(bn <= ROW_MAX_BN, "softmax keeps a row in one tile; n = {n} exceeds {ROW_MAX_BN}");
+    if softmax_row_kernel(params, bytes, o) {
+        return plan_softmax_row(m, n, elem, bytes);
+    }
     if let Some(r) = o.block_rows {
         bm = check_pow2("block_rows", r)?;
     }
@@ -1427,6 +1474,12 @@ mod tests {
         assert_eq!(names("dropout", &drop), "t1024_nohint t1024_occ16 t1024_occ8 t2048_nohint t4096_nohint t4096_occ4");
         let sm = json!({"m": 4096, "n": 1024, "dtype": "float32"});
         assert_eq!(names("softmax", &sm), "r8_occ4 r8_occ1 r8_occ2 r8_occ4_w4 r4_occ4 r16_occ2");
+        // 16-bit multi-wave: the row kernel, the earlier tiled default last; fp32 multi-wave
+        // keeps the tiled kernel.
+        let mw16 = json!({"m": 4096, "n": 1024, "dtype": "bfloat16", "variant": "use_multi_wave"});
+        assert_eq!(names("softmax", &mw16), "row_nohint row_occ1 row_occ2 row_nohint_w4 r4_occ4 r16_occ2 r8_occ4");
+        let mw32 = json!({"m": 4096, "n": 1024, "dtype": "float32", "variant": "use_multi_wave"});
+        assert_eq!(names("softmax", &mw32), "r8_occ4 r8_occ1 r8_occ2 r8_occ4_w4 r4_occ4 r16_occ2");
         let sm16k = json!({"m": 4096, "n": 16384, "dtype": "float32"});
         assert_eq!(names("softmax", &sm16k), "r1_occ2 r1_occ1 r1_occ2_w4");
         // Operators whose heuristic is at the front have one candidate.
@@ -1454,6 +1507,15 @@ mod tests {
         let w = |w| plan_with("softmax", &c, Overrides { worker_warps: Some(w), ..Default::default() }, &H200);
         assert_eq!(w(8).unwrap().unwrap().stem, "softmax_f32_bm8_bn1024_occ4_w8");
         assert!(w(6).is_err());
+        // The 16-bit multi-wave row kernel: one block per row, N a generic, raw pointers.
+        let mw = json!({"m": 100, "n": 1000, "dtype": "float16", "variant": "use_multi_wave"});
+        let p = plan("softmax", &mw, &H200).unwrap().unwrap();
+        assert_eq!((p.kernel, p.generics.clone(), p.grid, p.occupancy), ("softmax_row", vec!["f16".to_string(), "1024".into(), "1000".into()], [100, 1, 1], None));
+        assert_eq!(crate::abi::entry_params(&p.args).len(), 2);
+        let bf = json!({"m": 100, "n": 1000, "dtype": "bfloat16", "variant": "use_tma"});
+        assert_eq!(plan("softmax", &bf, &H200).unwrap().unwrap().kernel, "softmax");
+        let forced = plan_with("softmax", &mw, Overrides { block_rows: Some(2), ..Default::default() }, &H200).unwrap().unwrap();
+        assert_eq!(forced.kernel, "softmax");
         let occ = |o| plan_with("softmax", &c, Overrides { occupancy: Some(o), ..Default::default() }, &H200);
         assert_eq!(occ(0).unwrap().unwrap().occupancy, None);
         assert!(occ(33).is_err());
