@@ -73,12 +73,16 @@ def check(name, s, bm, bn, pid, unmasked, masked, visible):
     return [f"{name} s={s} bm={bm} bn={bn} pid={pid}: {e}" for e in errors]
 
 
-def main():
+SIZES = ([1, 7, 64, 65, 128, 200, 257, 512], [16, 64, 128], [16, 64, 128])
+
+
+def run(sizes=SIZES, fmha=fmha_loops, gemma=gemma_loops):
+    """All checks over the shapes `sizes` (seq lens, BM, BN); returns (cases, errors)."""
     errors, cases = [], 0
-    for s, bm, bn in itertools.product([1, 7, 64, 65, 128, 200, 257, 512], [16, 64, 128], [16, 64, 128]):
+    for s, bm, bn in itertools.product(*sizes):
         for pid in range((s + bm - 1) // bm):
             for causal in (False, True):
-                u, m = fmha_loops(s, bm, bn, causal, pid)
+                u, m = fmha(s, bm, bn, causal, pid)
                 errors += check("fmha", s, bm, bn, pid, u, m, lambda i, k: visible_fmha(i, k, s, causal))
                 first = (u + m)[0]
                 rows = range(pid * bm, min(pid * bm + bm, s))
@@ -86,11 +90,16 @@ def main():
                     errors.append(f"fmha s={s} bm={bm} bn={bn} pid={pid}: a row sees no key of the first tile")
                 cases += 1
                 for window in (0, 1, 15, 16, 63, 64, 100, 128, 300, s, 4 * s):
-                    u, m = gemma_loops(s, bm, bn, window, causal, pid)
+                    u, m = gemma(s, bm, bn, window, causal, pid)
                     errors += check(
                         f"gemma w={window} c={causal}", s, bm, bn, pid, u, m,
                         lambda i, k: visible_gemma(i, k, s, window, causal))
                     cases += 1
+    return cases, errors
+
+
+def main():
+    cases, errors = run()
     for e in errors[:20]:
         print(e)
     print(f"{cases} cases, {len(errors)} errors")
