@@ -23,10 +23,27 @@
 pub mod portbench_decode {
     use cutile::core::*;
 
+    /// Key tile `t` of the block's KV head, with latency hint `LAT` (0: none; a compile-time
+    /// choice, folded away).
+    fn load_kv<T: ElementType, const D: i32, const BN: i32, const LAT: i32>(
+        p: &Partition<T, { [1, 1, BN, D] }>,
+        pid: (i32, i32, i32),
+        t: i32,
+    ) -> Tile<T, { [1, 1, BN, D] }> {
+        if LAT > 0i32 {
+            let x: Tile<T, { [1, 1, BN, D] }> =
+                load_view_tko(p, [pid.0, pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(LAT), tma::Enabled);
+            x
+        } else {
+            let x: Tile<T, { [1, 1, BN, D] }> = p.load([pid.0, pid.1, t, 0i32]);
+            x
+        }
+    }
+
     /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
     /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
     /// denominator as a base-2 logit per query head (`-inf`: none).
-    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
         q_p: &Partition<T, { [1, 1, G, D] }>,
         k_p: &Partition<T, { [1, 1, BN, D] }>,
         v_p: &Partition<T, { [1, 1, BN, D] }>,
@@ -64,8 +81,7 @@ pub mod portbench_decode {
         let mut acc: Tile<f32, { [D, G] }> = constant(0.0f32, shape![D, G]);
         for j in 0i32..tiles {
             let t: i32 = first + j;
-            let kt: Tile<T, { [1, 1, BN, D] }> =
-                load_view_tko(k_p, [pid.0, pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
+            let kt: Tile<T, { [1, 1, BN, D] }> = load_kv::<T, D, BN, LAT>(k_p, pid, t);
             let kt: Tile<T, { [BN, D] }> = kt.reshape(shape![BN, D]);
             // Scores of the tile's keys for every query head of the group: [BN, G].
             let zero: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
@@ -87,8 +103,7 @@ pub mod portbench_decode {
             let alpha: Tile<f32, { [1, G] }> = exp2(m_i - m_new, ftz::Disabled);
             l_i = l_i * alpha.broadcast(shape![BN, G]) + p;
             acc = acc * alpha.broadcast(shape![D, G]);
-            let vt: Tile<T, { [1, 1, BN, D] }> =
-                load_view_tko(v_p, [pid.0, pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
+            let vt: Tile<T, { [1, 1, BN, D] }> = load_kv::<T, D, BN, LAT>(v_p, pid, t);
             let vt: Tile<T, { [BN, D] }> = vt.reshape(shape![BN, D]);
             let vt: Tile<T, { [D, BN] }> = vt.transpose();
             let pt: Tile<T, { [BN, G] }> = convert_tile(p);
@@ -132,8 +147,9 @@ pub mod portbench_decode {
     /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
     /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
     /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
+    /// `LAT` > 0: the K/V loads carry that latency hint (tilegym's gemma decode: 3).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -151,7 +167,7 @@ pub mod portbench_decode {
         let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
         let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, CAP>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
+            decode_tiles::<T, G, D, BN, CAP, LAT>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -187,7 +203,7 @@ pub mod portbench_decode {
             sink2 = sf * log2e;
         }
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+            decode_tiles::<T, G, D, BN, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -197,11 +213,11 @@ pub mod portbench_decode {
     /// as zero and are never stored) and keys `[split*len, min((split+1)*len, S))`. It writes its
     /// normalised output to `o [B, H, splits, D]` and `lse = m + log2(l)` to `lse [B, H,
     /// splits]`: with one split these are the operator's `o` (seen as `[B, H, 1, D]`) and `lse`
-    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. kv is loaded twice
-    /// per tile, as the keys and (again, an L2 hit) as the values, as tilegym does. Loads carry
-    /// latency hint 2 (tilegym's).
+    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. kv is loaded
+    /// per tile as the keys and, `RV` = 1, again (an L2 hit) as the values, as tilegym does
+    /// (`RV` = 0: the key tile serves as the values). Loads carry latency hint 2 (tilegym's).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32>(
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32>(
         q: &Tensor<T, { [-1, -1, -1] }>,
         qpe: &Tensor<T, { [-1, -1, -1] }>,
         kv: &Tensor<T, { [-1, -1, -1] }>,
@@ -264,11 +280,16 @@ pub mod portbench_decode {
             let alpha: Tile<f32, { [1, TH] }> = exp2(m_i - m_new, ftz::Disabled);
             l_i = l_i * alpha.broadcast(shape![BN, TH]) + p;
             acc = acc * alpha.broadcast(shape![D, TH]);
-            // The values: kv loaded again (an L2 hit, as tilegym's separate V load), so the key
-            // tile's layout need not also serve the transposed product.
-            let vl: Tile<T, { [1, BN, D] }> =
-                load_view_tko(&v_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
-            let vt: Tile<T, { [D, BN] }> = vl.reshape(shape![BN, D]).transpose();
+            // RV = 1: the values are kv loaded again (an L2 hit, as tilegym's separate V load),
+            // so the key tile's layout need not also serve the transposed product; else the key
+            // tile itself.
+            let mut vs: Tile<T, { [BN, D] }> = kvt;
+            if RV == 1i32 {
+                let vl: Tile<T, { [1, BN, D] }> =
+                    load_view_tko(&v_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+                vs = vl.reshape(shape![BN, D]);
+            }
+            let vt: Tile<T, { [D, BN] }> = vs.transpose();
             let pt: Tile<T, { [BN, TH] }> = convert_tile(p);
             acc = mmaf(vt, pt, acc);
             m_i = m_new;
