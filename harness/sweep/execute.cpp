@@ -86,9 +86,13 @@ class sweep_state {
       note_not_recorded(item, u.run, "unknown exception");
     }
     ++m_finished;
-    ++m_summary.items_run;
-    if (r.status != verdicts::status::ok) ++m_summary.items_failed;
-    if (r.status == verdicts::status::not_run && r.error == budget_reason()) ++m_summary.not_run_budget;
+    // Runs the budget did not start are neither run nor failed: the closing note counts them.
+    if (r.status == verdicts::status::not_run && r.error == budget_reason()) {
+      ++m_summary.not_run_budget;
+    } else {
+      ++m_summary.items_run;
+      if (r.status != verdicts::status::ok) ++m_summary.items_failed;
+    }
     m_summary.timed_device_s += r.timed_device_s;
     progress();
   }

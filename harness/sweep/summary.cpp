@@ -40,13 +40,25 @@ bool config_row::passed() const {
 void sweep_tally::add(const planned_item& item, int run, const measure::item_report& r) {
   (void)run;
   config_row& row = m_rows[item.id()];
-  if (row.runs == 0) {
+  if (row.id.empty()) {
     row.id = item.id();
     row.op = item.config.op;
     row.ref_frontend = item.reference.frontend;
     row.port_frontend = item.port.frontend;
     row.check = item.port.bundle.empty();
+  }
+  if (r.status == verdicts::status::not_run) {
+    // A run the budget did not start: the row keeps what its other runs measured, and is
+    // NOT_RUN only when none did.
+    if (row.runs == 0) {
+      row.status = r.status;
+      row.error = r.error;
+    }
+    return;
+  }
+  if (row.runs == 0) {
     row.status = verdicts::status::ok;
+    row.error.clear();
   }
   ++row.runs;
   std::vector<const measure::side_report*> sides{&r.ref};
@@ -118,7 +130,8 @@ std::size_t sweep_tally::geomean_count() const {
 
 int sweep_tally::exit_code(const sweep_plan& plan, const sweep_summary& s) const {
   (void)plan;
-  if (s.not_recorded > 0) return 1;
+  // Runs the budget left unstarted make the sweep incomplete even where every row passed.
+  if (s.not_recorded > 0 || s.not_run_budget > 0) return 1;
   for (const auto& [id, row] : m_rows) {
     if (!row.passed()) return 1;
   }

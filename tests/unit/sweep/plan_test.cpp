@@ -384,3 +384,31 @@ TEST(Shard, AShardIsPartOfTheProvenanceAndOfTheResumeRules) {
 }
 
 }  // namespace
+
+TEST(Tally, RunsTheBudgetDidNotStartLeaveMeasuredRowsAloneButFailTheSweep) {
+  // The H200's first corpus call: 380 runs measured, 1000 left to --resume; its table said
+  // NOT_RUN for every row and "geomean ... 0 configurations" although one run of each was in.
+  ps::sweep_tally t;
+  const auto a = item("op", 1), b = item("op", 2);
+  auto unstarted = report(verdicts::status::not_run, 0, 0);
+  unstarted.error = "not started: the sweep's budget of 470 s was spent";
+  t.add(a, 0, report(verdicts::status::ok, 2000, 1000));
+  t.add(a, 1, unstarted);
+  t.add(b, 0, unstarted);
+  const auto rows = t.rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].status, "OK");
+  EXPECT_EQ(rows[0].runs, 1);
+  EXPECT_NEAR(rows[0].ratio, 2.0, 1e-12);
+  EXPECT_EQ(rows[1].status, "NOT_RUN");
+  EXPECT_EQ(rows[1].error, unstarted.error);
+  EXPECT_EQ(t.geomean_count(), 1u);
+  ps::sweep_summary s;
+  EXPECT_EQ(t.exit_code({}, s), 1) << "row b never ran";
+  ps::sweep_tally u;
+  u.add(a, 0, report(verdicts::status::ok, 2000, 1000));
+  u.add(a, 1, unstarted);
+  EXPECT_EQ(u.exit_code({}, s), 0);
+  s.not_run_budget = 1;
+  EXPECT_EQ(u.exit_code({}, s), 1) << "runs left for --resume: the sweep is not complete";
+}
