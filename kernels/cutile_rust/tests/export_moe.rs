@@ -27,21 +27,43 @@ fn exports_moe_align_block_with_reasons_for_the_rest() {
     let m: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(unsupported_lines("moe_align_block", &m), want);
     assert_eq!(m["configs"].as_array().unwrap().len(), 3);
-    check_cubins(&dir, &m, "moe_align_block_entry", 3);
+    // Every cubin: sm_90, its entry a STO_ENTRY symbol, one of the three kernels.
+    let entries = ["moe_align_count_entry", "moe_align_scatter_entry"];
+    for f in m["cubins"].as_array().unwrap() {
+        let file = dir.join(f["file"].as_str().unwrap());
+        let elf = run(std::process::Command::new(cuobjdump()).arg("-elf").arg(&file));
+        assert!(elf.lines().any(|l| l.contains("64-bit ELF") && l.contains("sm=90")), "{}", file.display());
+        let symbols = run(std::process::Command::new(cuobjdump()).arg("-symbols").arg(&file));
+        assert!(entries.iter().any(|e| symbols.lines().any(|l| l.contains("STO_ENTRY") && l.trim_end().ends_with(e))), "{symbols}");
+    }
     // 37 x 3 assignments over 12 experts in blocks of 16: max_padded 111 + 12 * 15 = 291,
-    // 19 blocks; the experts tile 16; one block, flattened topk_ids, the raw sorted_token_ids.
+    // 19 blocks; the experts tile 16. The default plan: tilegym's max(12, 1) programs of
+    // ceil(111 / 12) -> 16 entries, 7 chunks rounded up to 8 blocks, a counts scratch [8, 16].
     let c = &m["configs"][1];
+    assert_eq!(c["tuning"]["variant"], json!("parallel"));
     assert_eq!((c["tuning"]["max_padded"].clone(), c["tuning"]["max_blocks"].clone(), c["tuning"]["experts_tile"].clone()), (json!(291), json!(19), json!(16)));
-    let l = &c["launches"][0];
-    assert_eq!((l["grid"].clone(), l["block"].clone(), l["shared_bytes"].clone()), (json!([1, 1, 1]), json!([1, 1, 1]), json!(0)));
-    let p = l["params"].as_array().unwrap();
+    assert_eq!(c["scratch"], json!([{"name": "counts", "bytes": 8 * 16 * 4, "init": "none"}]));
+    let l = c["launches"].as_array().unwrap();
+    assert_eq!(l.len(), 2);
+    assert!(l[0]["entry"].as_str().unwrap().starts_with("moe_align_count") && l[1]["entry"].as_str().unwrap().starts_with("moe_align_scatter"), "{l:?}");
+    assert_eq!((l[0]["grid"].clone(), l[1]["grid"].clone()), (json!([8, 1, 1]), json!([8, 1, 1])));
+    let p = l[0]["params"].as_array().unwrap();
     assert_eq!(p[0], json!({"kind": "ptr", "tensor": "topk_ids"}));
     assert_eq!(p[1], json!({"kind": "literal", "type": "i32", "value": 111}));
-    assert_eq!(p[3], json!({"kind": "ptr", "tensor": "sorted_token_ids"}));
-    assert_eq!(p[4], json!({"kind": "ptr", "tensor": "expert_ids"}));
-    assert_eq!(p[5], json!({"kind": "extent", "tensor": "expert_ids", "dim": 0, "type": "i32"}));
-    assert_eq!(p[7], json!({"kind": "ptr", "tensor": "num_tokens_post_padded"}));
-    assert_eq!(p[10], json!({"kind": "literal", "type": "i32", "value": 291}));
+    assert_eq!(p[3], json!({"kind": "scratch", "name": "counts"}));
+    assert_eq!((p[4].clone(), p[5].clone()), (json!({"kind": "literal", "type": "i32", "value": 8}), json!({"kind": "literal", "type": "i32", "value": 16})));
+    assert_eq!(p[8], json!({"kind": "ptr", "tensor": "sorted_token_ids"}));
+    assert_eq!(p.last().unwrap(), &json!({"kind": "literal", "type": "i32", "value": 1}));
+    let q = l[1]["params"].as_array().unwrap();
+    assert_eq!(q[3], json!({"kind": "scratch", "name": "counts"}));
+    assert_eq!(q[8], json!({"kind": "ptr", "tensor": "sorted_token_ids"}));
+    assert_eq!(q[9], json!({"kind": "ptr", "tensor": "expert_ids"}));
+    assert!(q.contains(&json!({"kind": "ptr", "tensor": "num_tokens_post_padded"})));
+    // Chosen plans only: the single_block variant (its parameters: src/moe/plan.rs's unit test) is not exported.
+    assert!(c.get("variants").is_none());
+    // portbench inspect's own check of every launch against its cubin's parameter table.
+    let text = run(std::process::Command::new(portbench()).arg("inspect").arg(&dir));
+    assert!(text.contains("check     OK: 6 launches in 3 configs"), "{text}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

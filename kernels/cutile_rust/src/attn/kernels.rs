@@ -183,7 +183,9 @@ pub mod portbench_attn {
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
-        for j in 0i32..tiles {
+        // Full tiles first, with no mask and no branch in the loop (the reference's loop nest:
+        // cuTile Python splits its `if j >= mask_start` loop in two), then the masked tiles.
+        for j in 0i32..mask_start {
             let kt: Tile<E, { [1, 1, BN, BD] }> =
                 load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
             let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
@@ -195,15 +197,40 @@ pub mod portbench_attn {
             let kpt: Tile<E, { [BN, BP] }> = kpt.reshape(shape![BN, BP]);
             let kptt: Tile<E, { [BP, BN] }> = kpt.transpose();
             s = mmaf(qpt, kptt, s);
-            if j >= mask_start {
-                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(j * BN, shape![BM, BN]) + cols;
-                let mut keep: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
-                if CAUSAL == 1i32 {
-                    let before: Tile<bool, { [BM, BN] }> = ge_tile(rows, key);
-                    keep = keep & before;
-                }
-                s = select(keep, s, neg_inf);
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let s_max: Tile<f32, { [BM, 1] }> = s_max.reshape(shape![BM, 1]);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max * scale_m);
+            let p: Tile<f32, { [BM, BN] }> = exp2(s * scale_mn - m_ij.broadcast(shape![BM, BN]), ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ij, ftz::Enabled);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(4i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        for j in mask_start..tiles {
+            let kt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            let kpt: Tile<E, { [1, 1, BN, BP] }> =
+                load_view_tko(&kpe_p, [bi, peh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kpt: Tile<E, { [BN, BP] }> = kpt.reshape(shape![BN, BP]);
+            let kptt: Tile<E, { [BP, BN] }> = kpt.transpose();
+            s = mmaf(qpt, kptt, s);
+            let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(j * BN, shape![BM, BN]) + cols;
+            let mut keep: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
+            if CAUSAL == 1i32 {
+                let before: Tile<bool, { [BM, BN] }> = ge_tile(rows, key);
+                keep = keep & before;
             }
+            s = select(keep, s, neg_inf);
             let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let s_max: Tile<f32, { [BM, 1] }> = s_max.reshape(shape![BM, 1]);
             let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max * scale_m);
@@ -376,27 +403,43 @@ pub mod portbench_attn {
         let k_p: Partition<E, { [1, 1, BN, BD] }> = k.partition(shape![1, 1, BN, BD]);
         let v_p: Partition<E, { [1, 1, BN, BD] }> = v.partition(shape![1, 1, BN, BD]);
 
+        // Query positions as a column and key offsets as a row: the masks broadcast them where
+        // they are used, so no [BM, BN] index tile stays live across the loops.
         let rows: Tile<i32, { [BM] }> = iota(shape![BM]);
         let rows: Tile<i32, { [BM, 1] }> = broadcast_scalar(row0, shape![BM, 1]) + rows.reshape(shape![BM, 1]);
-        let rows: Tile<i32, { [BM, BN] }> = rows.broadcast(shape![BM, BN]);
-        let w: Tile<i32, { [BM, BN] }> = window.broadcast(shape![BM, BN]);
-        let oldest: Tile<i32, { [BM, BN] }> = rows - w;
-        let newest: Tile<i32, { [BM, BN] }> = rows + w;
         let cols: Tile<i32, { [BN] }> = iota(shape![BN]);
-        let cols: Tile<i32, { [BM, BN] }> = cols.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
-        let keys_end: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+        let cols: Tile<i32, { [1, BN] }> = cols.reshape(shape![1, BN]);
         let neg_inf: Tile<f32, { [BM, BN] }> = constant(f32::NEG_INFINITY, shape![BM, BN]);
         let neg_inf_m: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         let zero_m: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         let scale_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(qk_scale, shape![BM, BN]);
         let cap_mn: Tile<f32, { [BM, BN] }> = broadcast_scalar(cap2, shape![BM, BN]);
 
+        // Key tiles [a, b) need no mask: every key exists, lies inside every row's window and
+        // (causal) precedes every query of the tile. They run first, in a loop with no branch;
+        // the masked tiles, [j_lo, a) (the window's lower edge) and [b, j_hi) (the diagonal,
+        // the window's upper edge, the end of the keys), run in a second loop, as the
+        // reference's off-diagonal and diagonal loops (the order of an online softmax's tiles
+        // does not change its result beyond rounding).
+        let first_full: i32 = (max(last - window, 0i32) + BN - 1i32) / BN;
+        let a: i32 = min(max(j_lo, first_full), j_hi);
+        let mut newest_key: i32 = min(s_kv - 1i32, row0 + window);
+        if CAUSAL == 1i32 {
+            newest_key = min(newest_key, row0);
+        }
+        let b: i32 = min(max((newest_key + 1i32) / BN, a), j_hi);
+        let n_head: i32 = a - j_lo;
+        let n_masked: i32 = n_head + (j_hi - b);
+        let gap: i32 = b - a;
+
         let mut m_i: Tile<f32, { [BM, 1] }> = constant(f32::NEG_INFINITY, shape![BM, 1]);
         let mut l_i: Tile<f32, { [BM, 1] }> = constant(0.0f32, shape![BM, 1]);
         let mut acc: Tile<f32, { [BM, BD] }> = constant(0.0f32, shape![BM, BD]);
-        for j in j_lo..j_hi {
+        // Every score of these tiles is finite, so the running maximum is finite from the
+        // first tile on and needs no guard.
+        for j in a..b {
             let kt: Tile<E, { [1, 1, BN, BD] }> =
-                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
             let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
             let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
             let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
@@ -405,34 +448,61 @@ pub mod portbench_attn {
             if CAP == 1i32 {
                 s = cap_mn * tanh(s);
             }
-            let k0: i32 = j * BN;
-            let mut crosses: bool = k0 + BN > s_kv || k0 < last - window || k0 + BN - 1i32 > row0 + window;
+            let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
+            let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max.reshape(shape![BM, 1]));
+            let p: Tile<f32, { [BM, BN] }> = exp2(s - m_ij.broadcast(shape![BM, BN]), ftz::Enabled);
+            let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ij, ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
+            l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
+            acc = acc * alpha.broadcast(shape![BM, BD]);
+            let vt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
+            let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
+            let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
+            acc = mmaf(pe, vt, acc);
+            m_i = m_ij;
+        }
+        for t in 0i32..n_masked {
+            // t < n_head: tile j_lo + t; then b, b + 1, ... (no branch: `after` is 0 or 1).
+            let after: i32 = min(max(t - n_head + 1i32, 0i32), 1i32);
+            let j: i32 = j_lo + t + gap * after;
+            let kt: Tile<E, { [1, 1, BN, BD] }> =
+                load_view_tko(&k_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
+            let kt: Tile<E, { [BN, BD] }> = kt.reshape(shape![BN, BD]);
+            let ktt: Tile<E, { [BD, BN] }> = kt.transpose();
+            let mut s: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            s = mmaf(qt, ktt, s);
+            s = s * scale_mn;
+            if CAP == 1i32 {
+                s = cap_mn * tanh(s);
+            }
+            // row - key <= window, key - row <= window and (causal) key <= row: the tests
+            // key >= row - window, key <= row + window, key <= row of the [BM, BN] form.
+            let key: Tile<i32, { [1, BN] }> = broadcast_scalar(j * BN, shape![1, BN]) + cols;
+            let key: Tile<i32, { [BM, BN] }> = key.broadcast(shape![BM, BN]);
+            let row: Tile<i32, { [BM, BN] }> = rows.broadcast(shape![BM, BN]);
+            let end_t: Tile<i32, { [BM, BN] }> = s_kv.broadcast(shape![BM, BN]);
+            let w_t: Tile<i32, { [BM, BN] }> = window.broadcast(shape![BM, BN]);
+            let exists: Tile<bool, { [BM, BN] }> = lt_tile(key, end_t);
+            let recent: Tile<bool, { [BM, BN] }> = le_tile(row - key, w_t);
+            let near: Tile<bool, { [BM, BN] }> = le_tile(key - row, w_t);
+            let mut keep: Tile<bool, { [BM, BN] }> = exists & recent & near;
             if CAUSAL == 1i32 {
-                crosses = crosses || k0 + BN - 1i32 > row0;
+                let causal: Tile<bool, { [BM, BN] }> = le_tile(key, row);
+                keep = keep & causal;
             }
-            if crosses {
-                let key: Tile<i32, { [BM, BN] }> = broadcast_scalar(k0, shape![BM, BN]) + cols;
-                let exists: Tile<bool, { [BM, BN] }> = lt_tile(key, keys_end);
-                let recent: Tile<bool, { [BM, BN] }> = ge_tile(key, oldest);
-                let near: Tile<bool, { [BM, BN] }> = le_tile(key, newest);
-                let mut keep: Tile<bool, { [BM, BN] }> = exists & recent & near;
-                if CAUSAL == 1i32 {
-                    let causal: Tile<bool, { [BM, BN] }> = le_tile(key, rows);
-                    keep = keep & causal;
-                }
-                s = select(keep, s, neg_inf);
-            }
+            s = select(keep, s, neg_inf);
             let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max.reshape(shape![BM, 1]));
             let none: Tile<bool, { [BM, 1] }> = eq_tile(m_ij, neg_inf_m);
             let m_ref: Tile<f32, { [BM, 1] }> = select(none, zero_m, m_ij);
             let p: Tile<f32, { [BM, BN] }> = exp2(s - m_ref.broadcast(shape![BM, BN]), ftz::Enabled);
-            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             let alpha: Tile<f32, { [BM, 1] }> = exp2(m_i - m_ref, ftz::Enabled);
+            let l_ij: Tile<f32, { [BM] }> = reduce_sum(p, 1i32);
             l_i = l_i * alpha + l_ij.reshape(shape![BM, 1]);
             acc = acc * alpha.broadcast(shape![BM, BD]);
             let vt: Tile<E, { [1, 1, BN, BD] }> =
-                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(4i32), tma::Enabled);
+                load_view_tko(&v_p, [bi, kvh, j, 0i32], ordering::Weak, scope::TileBlock, Some(3i32), tma::Enabled);
             let vt: Tile<E, { [BN, BD] }> = vt.reshape(shape![BN, BD]);
             let pe: Tile<E, { [BM, BN] }> = convert_tile(p);
             acc = mmaf(pe, vt, acc);

@@ -363,8 +363,9 @@ fn plan_gemma_attention(params: &Value, t: AttnTiles) -> Result<Plan> {
     tuning.insert("softmax".into(), json!("soft cap (tanh) before the masks, online softmax in base 2 (exp2 with flush to zero), f32 running max and sum, one exact reciprocal per row"));
     tuning.insert("mma_operands".into(), json!(elem));
     tuning.insert("accumulator".into(), json!("f32"));
-    tuning.insert("load_latency".into(), json!({"k": 2, "v": 4}));
+    tuning.insert("load_latency".into(), json!({"k": 3, "v": 3}));
     tuning.insert("masking".into(), json!("sliding window |i - j| <= window and causal: key tiles outside each query tile's key range skipped; tiles crossing a bound or the end of the keys masked in the kernel"));
+    tuning.insert("key_loops".into(), json!("two, as tilegym's: the tiles needing no mask, then the masked ones (window lower edge, diagonal, upper edge, end of the keys)"));
     tuning.insert("key_tiles_loaded".into(), json!(loaded * b * h));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
@@ -449,6 +450,7 @@ fn plan_mla(params: &Value, t: AttnTiles) -> Result<Plan> {
             "key columns past seq_len masked in the kernel (last key tile only)"
         }),
     );
+    tuning.insert("key_loops".into(), json!("two, as tilegym's Tile IR: the key tiles needing no mask, then the masked ones"));
     tuning.insert("key_tiles_loaded".into(), json!(loaded * b * h));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {

@@ -23,10 +23,27 @@
 pub mod portbench_decode {
     use cutile::core::*;
 
+    /// Key tile `t` of the block's KV head, with latency hint `LAT` (0: none; a compile-time
+    /// choice, folded away).
+    fn load_kv<T: ElementType, const D: i32, const BN: i32, const LAT: i32>(
+        p: &Partition<T, { [1, 1, BN, D] }>,
+        pid: (i32, i32, i32),
+        t: i32,
+    ) -> Tile<T, { [1, 1, BN, D] }> {
+        if LAT > 0i32 {
+            let x: Tile<T, { [1, 1, BN, D] }> =
+                load_view_tko(p, [pid.0, pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(LAT), tma::Enabled);
+            x
+        } else {
+            let x: Tile<T, { [1, 1, BN, D] }> = p.load([pid.0, pid.1, t, 0i32]);
+            x
+        }
+    }
+
     /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
     /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
     /// denominator as a base-2 logit per query head (`-inf`: none).
-    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
         q_p: &Partition<T, { [1, 1, G, D] }>,
         k_p: &Partition<T, { [1, 1, BN, D] }>,
         v_p: &Partition<T, { [1, 1, BN, D] }>,
@@ -58,11 +75,13 @@ pub mod portbench_decode {
         let log2e: Tile<f32, { [BN, G] }> = constant(1.4426950408889634f32, shape![BN, G]);
 
         let mut m_i: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
-        let mut l_i: Tile<f32, { [1, G] }> = constant(0.0f32, shape![1, G]);
+        // Per-key partial denominators, summed once after the loop (tilegym's `l_i [BN, G]`):
+        // no cross-row reduction per tile.
+        let mut l_i: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
         let mut acc: Tile<f32, { [D, G] }> = constant(0.0f32, shape![D, G]);
         for j in 0i32..tiles {
             let t: i32 = first + j;
-            let kt: Tile<T, { [1, 1, BN, D] }> = k_p.load([pid.0, pid.1, t, 0i32]);
+            let kt: Tile<T, { [1, 1, BN, D] }> = load_kv::<T, D, BN, LAT>(k_p, pid, t);
             let kt: Tile<T, { [BN, D] }> = kt.reshape(shape![BN, D]);
             // Scores of the tile's keys for every query head of the group: [BN, G].
             let zero: Tile<f32, { [BN, G] }> = constant(0.0f32, shape![BN, G]);
@@ -72,28 +91,28 @@ pub mod portbench_decode {
                 // cap * tanh(s / cap) on the natural-scale logits, then base 2.
                 s = cap_t * tanh(s / cap_t) * log2e;
             }
-            if t * BN < lo || (t + 1i32) * BN > s_kv {
-                let pos: Tile<i32, { [BN, G] }> = broadcast_scalar(t * BN, shape![BN, G]) + offs;
-                let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t) & ge_tile(pos, lo_t);
-                s = select(inside, s, neg);
-            }
+            // Branchless, every tile (as tilegym): a branch in the loop body keeps tileiras from
+            // pipelining the loads; the select is the identity on tiles inside [lo, S).
+            let pos: Tile<i32, { [BN, G] }> = broadcast_scalar(t * BN, shape![BN, G]) + offs;
+            let inside: Tile<bool, { [BN, G] }> = lt_tile(pos, s_kv_t) & ge_tile(pos, lo_t);
+            s = select(inside, s, neg);
             let mx: Tile<f32, { [G] }> = reduce_max(s, 0i32);
             let mx: Tile<f32, { [1, G] }> = mx.reshape(shape![1, G]);
             let m_new: Tile<f32, { [1, G] }> = max_tile(m_i, mx);
             let p: Tile<f32, { [BN, G] }> = exp2(s - m_new.broadcast(shape![BN, G]), ftz::Disabled);
             let alpha: Tile<f32, { [1, G] }> = exp2(m_i - m_new, ftz::Disabled);
-            let ls: Tile<f32, { [G] }> = reduce_sum(p, 0i32);
-            l_i = l_i * alpha + ls.reshape(shape![1, G]);
+            l_i = l_i * alpha.broadcast(shape![BN, G]) + p;
             acc = acc * alpha.broadcast(shape![D, G]);
-            let vt: Tile<T, { [1, 1, BN, D] }> = v_p.load([pid.0, pid.1, t, 0i32]);
+            let vt: Tile<T, { [1, 1, BN, D] }> = load_kv::<T, D, BN, LAT>(v_p, pid, t);
             let vt: Tile<T, { [BN, D] }> = vt.reshape(shape![BN, D]);
             let vt: Tile<T, { [D, BN] }> = vt.transpose();
             let pt: Tile<T, { [BN, G] }> = convert_tile(p);
             acc = mmaf(vt, pt, acc);
             m_i = m_new;
         }
+        let l_sum: Tile<f32, { [G] }> = reduce_sum(l_i, 0i32);
         // The sink's share of the denominator (the running maximum is finite here).
-        l_i = l_i + exp2(sink2 - m_i, ftz::Disabled);
+        let l_i: Tile<f32, { [1, G] }> = l_sum.reshape(shape![1, G]) + exp2(sink2 - m_i, ftz::Disabled);
 
         let out: Tile<f32, { [D, G] }> = acc / l_i.broadcast(shape![D, G]);
         let out: Tile<f32, { [G, D] }> = out.transpose();
@@ -128,8 +147,9 @@ pub mod portbench_decode {
     /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
     /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
     /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
+    /// `LAT` > 0: the K/V loads carry that latency hint (tilegym's gemma decode: 3).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32>(
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -147,7 +167,7 @@ pub mod portbench_decode {
         let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
         let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, CAP>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
+            decode_tiles::<T, G, D, BN, CAP, LAT>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -183,7 +203,7 @@ pub mod portbench_decode {
             sink2 = sf * log2e;
         }
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+            decode_tiles::<T, G, D, BN, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -193,10 +213,11 @@ pub mod portbench_decode {
     /// as zero and are never stored) and keys `[split*len, min((split+1)*len, S))`. It writes its
     /// normalised output to `o [B, H, splits, D]` and `lse = m + log2(l)` to `lse [B, H,
     /// splits]`: with one split these are the operator's `o` (seen as `[B, H, 1, D]`) and `lse`
-    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. Each kv tile is
-    /// loaded once and serves as the keys and the values. Loads carry latency hint 2 (tilegym's).
+    /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. kv is loaded
+    /// per tile as the keys and, `RV` = 1, again (an L2 hit) as the values, as tilegym does
+    /// (`RV` = 0: the key tile serves as the values). Loads carry latency hint 2 (tilegym's).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32>(
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32>(
         q: &Tensor<T, { [-1, -1, -1] }>,
         qpe: &Tensor<T, { [-1, -1, -1] }>,
         kv: &Tensor<T, { [-1, -1, -1] }>,
@@ -223,6 +244,7 @@ pub mod portbench_decode {
         let qpet: Tile<T, { [DPE, TH] }> = qpet.transpose();
         let kv_p: Partition<T, { [1, BN, D] }> = kv.partition(shape![1, BN, D]);
         let kpe_p: Partition<T, { [1, BN, DPE] }> = kpe.partition(shape![1, BN, DPE]);
+        let v_p: Partition<T, { [1, BN, D] }> = kv.partition(shape![1, BN, D]);
 
         let scale: Tile<f32, { [BN, TH] }> = broadcast_scalar(qk_scale, shape![BN, TH]);
         let offs: Tile<i32, { [BN] }> = iota(shape![BN]);
@@ -231,7 +253,8 @@ pub mod portbench_decode {
         let neg: Tile<f32, { [BN, TH] }> = constant(f32::NEG_INFINITY, shape![BN, TH]);
 
         let mut m_i: Tile<f32, { [1, TH] }> = constant(f32::NEG_INFINITY, shape![1, TH]);
-        let mut l_i: Tile<f32, { [1, TH] }> = constant(0.0f32, shape![1, TH]);
+        // Per-key partial denominators, summed once after the loop (tilegym's `l_prev [BN, TH]`).
+        let mut l_i: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
         let mut acc: Tile<f32, { [D, TH] }> = constant(0.0f32, shape![D, TH]);
         for j in 0i32..tiles {
             let t: i32 = first + j;
@@ -245,25 +268,35 @@ pub mod portbench_decode {
             let s0: Tile<f32, { [BN, TH] }> = mmaf(kvt, qt, zero);
             let mut s: Tile<f32, { [BN, TH] }> = mmaf(kpet, qpet, s0);
             s = s * scale;
-            if (t + 1i32) * BN > s_kv {
-                let pos: Tile<i32, { [BN, TH] }> = broadcast_scalar(t * BN, shape![BN, TH]) + offs;
-                let inside: Tile<bool, { [BN, TH] }> = lt_tile(pos, s_kv_t);
-                s = select(inside, s, neg);
-            }
+            // Branchless on every tile: no branch in the loop body (tileiras pipelines the loads of
+            // a straight-line body); the select is the identity below the last tile.
+            let pos: Tile<i32, { [BN, TH] }> = broadcast_scalar(t * BN, shape![BN, TH]) + offs;
+            let inside: Tile<bool, { [BN, TH] }> = lt_tile(pos, s_kv_t);
+            s = select(inside, s, neg);
             let mx: Tile<f32, { [TH] }> = reduce_max(s, 0i32);
             let mx: Tile<f32, { [1, TH] }> = mx.reshape(shape![1, TH]);
             let m_new: Tile<f32, { [1, TH] }> = max_tile(m_i, mx);
             let p: Tile<f32, { [BN, TH] }> = exp2(s - m_new.broadcast(shape![BN, TH]), ftz::Disabled);
             let alpha: Tile<f32, { [1, TH] }> = exp2(m_i - m_new, ftz::Disabled);
-            let ls: Tile<f32, { [TH] }> = reduce_sum(p, 0i32);
-            l_i = l_i * alpha + ls.reshape(shape![1, TH]);
+            l_i = l_i * alpha.broadcast(shape![BN, TH]) + p;
             acc = acc * alpha.broadcast(shape![D, TH]);
-            let vt: Tile<T, { [D, BN] }> = kvt.transpose();
+            // RV = 1: the values are kv loaded again (an L2 hit, as tilegym's separate V load),
+            // so the key tile's layout need not also serve the transposed product; else the key
+            // tile itself.
+            let mut vs: Tile<T, { [BN, D] }> = kvt;
+            if RV == 1i32 {
+                let vl: Tile<T, { [1, BN, D] }> =
+                    load_view_tko(&v_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+                vs = vl.reshape(shape![BN, D]);
+            }
+            let vt: Tile<T, { [D, BN] }> = vs.transpose();
             let pt: Tile<T, { [BN, TH] }> = convert_tile(p);
             acc = mmaf(vt, pt, acc);
             m_i = m_new;
         }
 
+        let l_sum: Tile<f32, { [TH] }> = reduce_sum(l_i, 0i32);
+        let l_i: Tile<f32, { [1, TH] }> = l_sum.reshape(shape![1, TH]);
         let out: Tile<f32, { [D, TH] }> = acc / l_i.broadcast(shape![D, TH]);
         let out: Tile<f32, { [TH, D] }> = out.transpose();
         let out: Tile<T, { [TH, D] }> = convert_tile(out);

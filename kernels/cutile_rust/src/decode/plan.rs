@@ -91,6 +91,15 @@ pub fn splits_for(b: i64, hkv: i64, s: i64, bn: i64, waves: i64, sms: i64) -> Sp
     Splits { splits: ceil_div(s, len), len }
 }
 
+/// The split rule of a windowed range: aim at `max(1, waves * SMs / (B * Hkv))` splits, each a
+/// whole number of key tiles (`len = bn * ceil(tiles / aim)`, no power-of-two rounding), every
+/// split holding keys.
+pub fn window_splits_for(b: i64, hkv: i64, s: i64, bn: i64, waves: i64, sms: i64) -> Splits {
+    let aim = (waves * sms / (b * hkv)).max(1);
+    let len = bn * ceil_div(ceil_div(s, bn), aim);
+    Splits { splits: ceil_div(s, len), len }
+}
+
 /// flash_decode's configuration as the reference reads it.
 struct DecodeShape {
     b: i64,
@@ -102,6 +111,9 @@ struct DecodeShape {
     /// The first key attended (gemma's window), and the soft cap (0: none).
     lo: i64,
     cap: f64,
+    /// The K/V loads' latency hint (0: none): tilegym's gemma decode says 3, its flash_decode
+    /// none.
+    lat: i32,
     elem: &'static str,
     bytes: i32,
 }
@@ -145,7 +157,7 @@ fn gemma_shape(params: &Value) -> Result<DecodeShape> {
     let scale = param_f64_or(params, "scaling", 1.0 / (d as f64).sqrt())?;
     let cap = param_f64_or(params, "soft_cap", 0.0)?;
     let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
-    let x = DecodeShape { b, hq, hkv, s, d, scale, lo, cap: cap.max(0.0), elem, bytes };
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo, cap: cap.max(0.0), lat: 3, elem, bytes };
     check_decode(&x)?;
     Ok(x)
 }
@@ -159,7 +171,7 @@ fn decode_shape(params: &Value) -> Result<DecodeShape> {
     );
     let scale = param_f64_or(params, "sm_scale", 1.0 / (d as f64).sqrt())?;
     let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
-    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: 0, cap: 0.0, elem, bytes };
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: 0, cap: 0.0, lat: 0, elem, bytes };
     check_decode(&x)?;
     Ok(x)
 }
@@ -192,7 +204,10 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     let dt = pow2_ceil(d).max(16);
     // The splits cover [base, S), base the start of the key tile holding the first key attended.
     let base = x.lo / k.bn * k.bn;
-    let sp = splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count);
+    // With a window (lo > 0) the attended range is what tilegym's pow2 rule would leave at
+    // half a wave (72 of 132 blocks at S 8192, window 4096): split it in whole key tiles
+    // instead, so a wave's blocks walk the fewest tiles.
+    let sp = if x.lo > 0 { window_splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) };
     let n = sp.splits;
     // Every split holds a key: the last starts below S.
     debug_assert!(base + (n - 1) * sp.len < s);
@@ -223,18 +238,19 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     pass_tuning.insert("query_group_tile".into(), json!(g));
     pass_tuning.insert("head_dim_tile".into(), json!(dt));
     pass_tuning.insert("key_tile".into(), json!(k.bn));
+    pass_tuning.insert("load_latency".into(), if x.lat > 0 { json!(x.lat) } else { json!("none") });
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     pass_tuning.insert("specialization".into(), specialization_json(&pass_tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
     let pass = Plan {
         kernel: "decode_split",
         elem: x.elem,
-        generics: vec![x.elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(capped).to_string()],
+        generics: vec![x.elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(capped).to_string(), x.lat.to_string()],
         args: pass_args,
         tensors: pass_tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}{occ}", x.elem, k.bn, i32::from(capped)),
+        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}_l{}{occ}", x.elem, k.bn, i32::from(capped), x.lat),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -251,10 +267,19 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     tuning.insert("kv_len_per_split".into(), json!(sp.len));
     tuning.insert(
         "split_rule".into(),
-        json!(format!(
-            "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = S - {base} keys from the key tile of the first one attended",
-            k.bn, k.waves, t.sm_count
-        )),
+        json!(if x.lo > 0 {
+            format!(
+                "splits = ceil(K / len), len = {bn} x ceil(ceil(K / {bn}) / max(1, {} x {} SMs / (B x Hkv))), K = S - {base} keys from the key tile of the first one attended",
+                k.waves,
+                t.sm_count,
+                bn = k.bn
+            )
+        } else {
+            format!(
+                "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = S - {base} keys from the key tile of the first one attended",
+                k.bn, k.waves, t.sm_count
+            )
+        }),
     );
     tuning.insert("first_key".into(), json!(x.lo));
     tuning.insert("soft_cap".into(), if capped { json!(x.cap) } else { json!("none") });
@@ -333,17 +358,23 @@ pub struct MlaKnobs {
     pub th: i64,
     pub bn: i64,
     pub occupancy: Option<i32>,
+    /// The values loaded again from kv per tile (tilegym's separate V load) rather than the key
+    /// tile transposed.
+    pub reload_v: bool,
 }
 
 impl MlaKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
-        format!("h{}_n{}_{occ}", self.th, self.bn)
+        let rv = if self.reload_v { "_rv" } else { "" };
+        format!("h{}_n{}_{occ}{rv}", self.th, self.bn)
     }
 }
 
-pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None };
-pub const MLA_SPLIT_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 128, occupancy: Some(2) };
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true };
+/// The split-KV pass keeps the key tile as the values: with two [128, 512] tiles per step,
+/// tileiras compiles the occupancy-2 pass to 128 threads (1 CTA/SM by shared memory).
+pub const MLA_SPLIT_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false };
 
 /// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
 /// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
@@ -408,18 +439,19 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     tuning.insert("head_tile".into(), json!(k.th));
     tuning.insert("key_tile".into(), json!(k.bn));
     tuning.insert("load_latency".into(), json!(2));
+    tuning.insert("values".into(), json!(if k.reload_v { "kv loaded again per tile" } else { "the key tile, transposed" }));
     tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
     Ok(Plan {
         kernel: "mla_split",
         elem: x.elem,
-        generics: vec![x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string()],
+        generics: vec![x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string(), i32::from(k.reload_v).to_string()],
         args,
         tensors,
         grid,
         tuning,
-        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}", x.elem, k.th, k.bn),
+        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -539,7 +571,7 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     let hq = hkv * group;
     let scale = param_f64_or(params, "sm_scale", 1.0 / (d as f64).sqrt())?;
     let (elem, bytes) = decode_elem(param_str(params, "dtype")?)?;
-    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: j0, cap: 0.0, elem, bytes };
+    let x = DecodeShape { b, hq, hkv, s, d, scale, lo: j0, cap: 0.0, lat: 0, elem, bytes };
     check_decode(&x)?;
     let g = pow2_ceil(group).max(8);
     let dt = pow2_ceil(d).max(16);
@@ -642,11 +674,16 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
             (plan_gqa_decode(x, DEFAULT, t)?, alts)
         }
         "mla_decoding" => {
-            let alts = [MlaKnobs { bn: 128, ..MLA_DEFAULT }, MlaKnobs { occupancy: Some(2), ..MLA_DEFAULT }, MlaKnobs { bn: 32, ..MLA_DEFAULT }];
+            let alts = [
+                MlaKnobs { bn: 128, ..MLA_DEFAULT },
+                MlaKnobs { occupancy: Some(2), ..MLA_DEFAULT },
+                MlaKnobs { bn: 32, ..MLA_DEFAULT },
+                MlaKnobs { reload_v: false, ..MLA_DEFAULT },
+            ];
             (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().map(|&k| plan_mla_decoding(params, k)).collect())
         }
         _ => {
-            let alts = [MlaKnobs { occupancy: None, ..MLA_SPLIT_DEFAULT }, MlaKnobs { bn: 64, ..MLA_SPLIT_DEFAULT }];
+            let alts = [MlaKnobs { occupancy: None, ..MLA_SPLIT_DEFAULT }, MlaKnobs { bn: 64, ..MLA_SPLIT_DEFAULT }, MlaKnobs { reload_v: true, ..MLA_SPLIT_DEFAULT }];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
     };
@@ -699,7 +736,7 @@ mod tests {
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2 }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4 }]);
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
-        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0"]);
+        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0"]);
         assert_eq!(reduce.generics, ["f16", "8", "128"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
@@ -732,7 +769,7 @@ mod tests {
     fn odd_head_dims_and_groups_pad_their_tiles() {
         // group 6 -> 8 query rows; head_dim 80 -> a 128-column tile, reduce TD 128.
         let p = default_plan(&fd(2, 12, 2, 300, 80, "bfloat16"));
-        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0"]);
+        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0", "0"]);
         let p = default_plan(&fd(1, 64, 4, 4096, 64, "float16"));
         assert_eq!(p.stages[0].generics[1], "16");
         assert_eq!(p.stages[1].generics[2], "64");
@@ -768,11 +805,11 @@ mod tests {
     #[test]
     fn mla_decoding_is_one_pass_writing_o_and_lse() {
         let p = candidates("mla_decoding", &mla(128, 32, 1000), Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
-        assert_eq!((p.variant.as_str(), p.stages.len(), p.scratch.len()), ("h16_n64_nohint", 1, 0));
+        assert_eq!((p.variant.as_str(), p.stages.len(), p.scratch.len()), ("h16_n64_nohint_rv", 1, 0));
         let pass = &p.stages[0];
         // tilegym's grid: (ceil(H / 16), B, 1).
         assert_eq!((pass.kernel, pass.grid), ("mla_split", [2, 128, 1]));
-        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64"]);
+        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64", "1"]);
         let e = entry_params(&pass.args);
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // q, qpe, kv, kpe (ptr + 3 + 3 each), o as [B, H, 1, D], lse as [B, H, 1], qk_scale, len.
@@ -838,7 +875,7 @@ mod tests {
         let p = plan(&gemma(16, 4096, 0));
         assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone(), p.tuning["first_key"].clone()), (json!(16), json!(256), json!(0)));
         let pass = &p.stages[0];
-        assert_eq!((pass.grid, pass.generics[4].as_str()), ([1, 8, 16], "1"));
+        assert_eq!((pass.grid, pass.generics[4].as_str(), pass.generics[5].as_str()), ([1, 8, 16], "1", "3"));
         let e = entry_params(&pass.args);
         let f32_of = |i: usize| match e[i].param {
             Param::Literal { ty: ScalarType::F32, value: LitValue::Float(v) } => v,
@@ -846,12 +883,16 @@ mod tests {
         };
         // The soft cap takes the natural-scale logits: qk_scale is sm_scale itself.
         assert_eq!((f32_of(47), f32_of(48)), (1.0 / 128f64.sqrt(), 50.0));
-        // Window 4096 of 8192: keys from 4095, splits from the tile at 3968 over 4224 keys.
+        // Window 4096 of 8192: keys from 4095, splits from the tile at 3968 over 4224 keys (33
+        // tiles): 16 aimed, 3 tiles each, 11 splits (tilegym's pow2 rule: 9 of 512).
         let p = plan(&gemma(16, 8192, 4096));
-        assert_eq!((p.tuning["first_key"].clone(), p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(4095), json!(9), json!(512)));
+        assert_eq!((p.tuning["first_key"].clone(), p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(4095), json!(11), json!(384)));
         let e = entry_params(&p.stages[0].args);
         assert_eq!(e[49].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(4095) });
-        assert_eq!(p.stages[0].grid, [1, 8, 9]);
+        assert_eq!(p.stages[0].grid, [1, 8, 11]);
+        assert_eq!(window_splits_for(1, 8, 4224, 128, 1, 132), Splits { splits: 11, len: 384 });
+        // Every split holds keys: 33 tiles over 132 / 1 aimed, one tile each.
+        assert_eq!(window_splits_for(1, 1, 4224, 128, 1, 132), Splits { splits: 33, len: 128 });
         assert_eq!(p.stages[1].grid, [1, 16, 1]);
         // A window wider than the sequence attends every key.
         assert_eq!(plan(&gemma(32, 1000, 5000)).tuning["first_key"], json!(0));

@@ -110,6 +110,141 @@ pub mod portbench_moe {
         }
     }
 
+    /// moe_align_block's first launch (the `parallel` plan), grid `[P]`: tile block `p` counts the
+    /// assignments per expert of its `BT`-entry chunk of `topk_ids` (entries `[p BT, (p+1) BT)`,
+    /// those past `numel` masked) into row `p` of `counts` `[P, E2]` (scratch, every element
+    /// written here), and sets its share of `sorted_token_ids` (`[max_padded]`, `fill_per`
+    /// `FT`-element tiles from tile `p fill_per`, clipped to the tensor) to `numel`, the padding
+    /// value: the second launch then scatters the assignments over it (tilegym: `fill_`, then
+    /// its stage-4 scatter). Tiles past the tensor are skipped by the loop count.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_align_count<const E2: i32, const BT: i32, const FT: i32>(
+        topk_ids: &Tensor<i32, { [-1] }>,
+        counts: &Tensor<i32, { [-1, -1] }>,
+        sorted_token_ids: &Tensor<i32, { [-1] }>,
+        fill_per: i32,
+    ) {
+        let p: i32 = get_tile_block_id().0;
+        let numel: i32 = get_shape_dim(topk_ids.shape(), 0i32);
+        let max_padded: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
+        let ids_p: Partition<i32, { [BT] }> = topk_ids.partition(shape![BT]);
+        let lane: Tile<i32, { [BT] }> = iota(shape![BT]);
+        let ex: Tile<i32, { [E2] }> = iota(shape![E2]);
+        let ex_b: Tile<i32, { [BT, E2] }> = ex.reshape(shape![1, E2]).broadcast(shape![BT, E2]);
+        let one: Tile<i32, { [BT, E2] }> = constant(1i32, shape![BT, E2]);
+        let zero: Tile<i32, { [BT, E2] }> = constant(0i32, shape![BT, E2]);
+        let numel_t: Tile<i32, { [BT] }> = numel.broadcast(shape![BT]);
+        let idt: Tile<i32, { [BT] }> = ids_p.load([p]);
+        let at: Tile<i32, { [BT] }> = broadcast_scalar(p * BT, shape![BT]) + lane;
+        let valid: Tile<bool, { [BT, E2] }> = lt_tile(at, numel_t).reshape(shape![BT, 1]).broadcast(shape![BT, E2]);
+        let hit: Tile<bool, { [BT, E2] }> = eq_tile(idt.reshape(shape![BT, 1]).broadcast(shape![BT, E2]), ex_b) & valid;
+        let n: Tile<i32, { [E2] }> = reduce_sum(select(hit, one, zero), 0i32);
+        let row_n: Tile<i32, { [1, E2] }> = n.reshape(shape![1, E2]);
+        let mut counts_p: PartitionMut<i32, { [1, E2] }> = unsafe { counts.partition_full_mut(shape![1, E2]) };
+        unsafe { store_view_tko_mut(&mut counts_p, row_n, [p, 0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
+
+        let mut sorted_p: PartitionMut<i32, { [FT] }> = unsafe { sorted_token_ids.partition_full_mut(shape![FT]) };
+        let pad: Tile<i32, { [FT] }> = numel.broadcast(shape![FT]);
+        let tiles: i32 = (max_padded + FT - 1i32) / FT;
+        let first: i32 = p * fill_per;
+        let mine: i32 = min(max(tiles - first, 0i32), fill_per);
+        for j in 0i32..mine {
+            unsafe { store_view_tko_mut(&mut sorted_p, pad, [first + j], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
+        }
+    }
+
+    /// moe_align_block's second launch, grid `[P]` (`P` a power of two): every tile block loads
+    /// all of `counts` `[P, E2]` and derives the buckets (padded to `BLOCK`, their starts and
+    /// ends in expert order, the padded total); block `p` scatters the assignments of its chunk
+    /// to `start[e]` + the assignments of `e` in chunks before `p` + the earlier ones of `e` in
+    /// its own chunk (stable order, as the single-block kernel); block 0 writes
+    /// `num_tokens_post_padded`; each block writes its share of `expert_ids` (`blocks_per`
+    /// `BB`-block tiles from tile `p blocks_per`): the expert whose bucket holds the block's
+    /// first slot (the number of buckets ending at or before it), 0 past the total.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_align_scatter<const E2: i32, const BT: i32, const P: i32, const BB: i32, const BLOCK: i32>(
+        topk_ids: &Tensor<i32, { [-1] }>,
+        counts: &Tensor<i32, { [-1, -1] }>,
+        sorted_token_ids: *mut i32,
+        expert_ids: &Tensor<i32, { [-1] }>,
+        num_tokens_post_padded: &Tensor<i32, { [-1] }>,
+        blocks_per: i32,
+    ) {
+        let p: i32 = get_tile_block_id().0;
+        let numel: i32 = get_shape_dim(topk_ids.shape(), 0i32);
+        let max_blocks: i32 = get_shape_dim(expert_ids.shape(), 0i32);
+        let counts_p: Partition<i32, { [P, E2] }> = counts.partition(shape![P, E2]);
+        let c: Tile<i32, { [P, E2] }> = counts_p.load([0i32, 0i32]);
+        let tot: Tile<i32, { [E2] }> = reduce_sum(c, 0i32);
+        let block: i32 = BLOCK;
+        let bm1: Tile<i32, { [E2] }> = broadcast_scalar(block - 1i32, shape![E2]);
+        let blk: Tile<i32, { [E2] }> = broadcast_scalar(block, shape![E2]);
+        let padded: Tile<i32, { [E2] }> = ((tot + bm1) / blk) * blk;
+        let ends: Tile<i32, { [E2] }> = scan_sum(padded, 0i32, reverse::Forward, 0i32);
+        let starts: Tile<i32, { [E2] }> = ends - padded;
+        let sum: Tile<i32, { [1] }> = reduce_sum(padded.reshape(shape![1, E2]), 1i32);
+        let total: i32 = tile_to_scalar(sum.reshape(shape![]));
+        let row: Tile<i32, { [P] }> = iota(shape![P]);
+        let p_t: Tile<i32, { [P] }> = p.broadcast(shape![P]);
+        let before: Tile<bool, { [P, E2] }> = lt_tile(row, p_t).reshape(shape![P, 1]).broadcast(shape![P, E2]);
+        let zero_pe: Tile<i32, { [P, E2] }> = constant(0i32, shape![P, E2]);
+        let prior: Tile<i32, { [E2] }> = reduce_sum(select(before, c, zero_pe), 0i32);
+        let next: Tile<i32, { [E2] }> = starts + prior;
+
+        // The assignments of chunk p.
+        let ids_p: Partition<i32, { [BT] }> = topk_ids.partition(shape![BT]);
+        let lane: Tile<i32, { [BT] }> = iota(shape![BT]);
+        let ex: Tile<i32, { [E2] }> = iota(shape![E2]);
+        let ex_b: Tile<i32, { [BT, E2] }> = ex.reshape(shape![1, E2]).broadcast(shape![BT, E2]);
+        let one: Tile<i32, { [BT, E2] }> = constant(1i32, shape![BT, E2]);
+        let zero: Tile<i32, { [BT, E2] }> = constant(0i32, shape![BT, E2]);
+        let numel_t: Tile<i32, { [BT] }> = numel.broadcast(shape![BT]);
+        let idt: Tile<i32, { [BT] }> = ids_p.load([p]);
+        let at: Tile<i32, { [BT] }> = broadcast_scalar(p * BT, shape![BT]) + lane;
+        let ok: Tile<bool, { [BT] }> = lt_tile(at, numel_t);
+        let valid: Tile<bool, { [BT, E2] }> = ok.reshape(shape![BT, 1]).broadcast(shape![BT, E2]);
+        let hit: Tile<bool, { [BT, E2] }> = eq_tile(idt.reshape(shape![BT, 1]).broadcast(shape![BT, E2]), ex_b) & valid;
+        let h: Tile<i32, { [BT, E2] }> = select(hit, one, zero);
+        let rank: Tile<i32, { [BT, E2] }> = scan_sum(h, 0i32, reverse::Forward, 0i32);
+        let slot: Tile<i32, { [BT, E2] }> = rank - one + next.reshape(shape![1, E2]).broadcast(shape![BT, E2]);
+        let pos: Tile<i32, { [BT] }> = reduce_sum(select(hit, slot, zero), 1i32);
+        let base: PointerTile<*mut i32, { [] }> = pointer_to_tile(sorted_token_ids);
+        let base: PointerTile<*mut i32, { [1] }> = reshape_ptr(base, shape![1]);
+        let base: PointerTile<*mut i32, { [BT] }> = broadcast_ptr(base, shape![BT]);
+        let dst: PointerTile<*mut i32, { [BT] }> = addptr_tile(base, pos);
+        unsafe { store_ptr_tko(dst, at, ordering::Weak, None::<scope::TileBlock>, Some(ok), None, Latency::<0>) };
+
+        // The padded total, once (block 0: a loop of one or no trips, no branch).
+        let mut total_p: PartitionMut<i32, { [1] }> = unsafe { num_tokens_post_padded.partition_full_mut(shape![1]) };
+        let once: i32 = 1i32 - min(p, 1i32);
+        for k0 in 0i32..once {
+            unsafe { store_view_tko_mut(&mut total_p, sum, [0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
+        }
+
+        // This block's share of expert_ids.
+        let mut experts_p: PartitionMut<i32, { [BB] }> = unsafe { expert_ids.partition_full_mut(shape![BB]) };
+        let lane_b: Tile<i32, { [BB] }> = iota(shape![BB]);
+        let blk_b: Tile<i32, { [BB] }> = broadcast_scalar(block, shape![BB]);
+        let total_b: Tile<i32, { [BB] }> = total.broadcast(shape![BB]);
+        let zero_b: Tile<i32, { [BB] }> = constant(0i32, shape![BB]);
+        let ends_b: Tile<i32, { [BB, E2] }> = ends.reshape(shape![1, E2]).broadcast(shape![BB, E2]);
+        let one_be: Tile<i32, { [BB, E2] }> = constant(1i32, shape![BB, E2]);
+        let zero_be: Tile<i32, { [BB, E2] }> = constant(0i32, shape![BB, E2]);
+        let tiles: i32 = (max_blocks + BB - 1i32) / BB;
+        let first: i32 = p * blocks_per;
+        let mine: i32 = min(max(tiles - first, 0i32), blocks_per);
+        for j in 0i32..mine {
+            let b: Tile<i32, { [BB] }> = broadcast_scalar((first + j) * BB, shape![BB]) + lane_b;
+            let slot0: Tile<i32, { [BB] }> = b * blk_b;
+            let slot_b: Tile<i32, { [BB, E2] }> = slot0.reshape(shape![BB, 1]).broadcast(shape![BB, E2]);
+            let done: Tile<bool, { [BB, E2] }> = ge_tile(slot_b, ends_b);
+            let owner: Tile<i32, { [BB] }> = reduce_sum(select(done, one_be, zero_be), 1i32);
+            let used: Tile<bool, { [BB] }> = lt_tile(slot0, total_b);
+            let e: Tile<i32, { [BB] }> = select(used, owner, zero_b);
+            unsafe { store_view_tko_mut(&mut experts_p, e, [first + j], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
+        }
+    }
+
     /// One `BM x BN` tile of `C[id] = A[id / TOPK] W[e]^T (x topk_weights[id] with MUL = 1)`
     /// for the ids of sorted block `tm` (all of expert `e = expert_ids[tm]`): tilegym's
     /// `_fused_moe_kernel`, 1-D grid of `ceil(max_padded / BM) * ceil(N / BN)` blocks in groups

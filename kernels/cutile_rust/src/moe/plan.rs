@@ -19,10 +19,15 @@ use crate::plan::{
 use crate::target::Target;
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`) with single-kernel plans.
-pub const OPERATORS: &[&str] = &["moe_align_block"];
+pub const OPERATORS: &[&str] = &[];
 
-/// Operators of this module with multi-kernel plans ([`staged_candidates`]).
-pub const STAGED: &[&str] = &["moe"];
+/// Operators of this module with multi-kernel plans ([`staged_candidates`]): moe, and
+/// moe_align_block (two launches over a counts scratch, or the one-block kernel as a variant).
+pub const STAGED: &[&str] = &["moe", "moe_align_block"];
+
+/// The most elements of one `[entries, experts]` or `[chunks, experts]` tile of the parallel
+/// alignment (32 KB of i32: no spills at 128 threads, as tilegym's `[SUB_CHUNK, E]` tiles).
+pub const PARALLEL_TILE: i64 = 8192;
 
 /// Entries a chunk of the passes (`[BT, E2]` i32 tiles: 64 KB at 64 experts).
 pub const CHUNK: i64 = 256;
@@ -83,18 +88,157 @@ fn plan_align(params: &Value) -> Result<Plan> {
     })
 }
 
-/// The one plan; `Ok(None)` for operators not in [`OPERATORS`].
-pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result<Option<Candidates>> {
-    if !OPERATORS.contains(&op) {
-        return Ok(None);
-    }
-    ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides");
-    Ok(Some(Candidates { plans: vec![plan_align(params)?] }))
+/// Single-kernel plans: none now (moe_align_block is staged); `Ok(None)` for every operator.
+pub fn candidates(op: &str, _params: &Value, _o: Overrides, _t: &Target) -> Result<Option<Candidates>> {
+    debug_assert!(!OPERATORS.contains(&op));
+    Ok(None)
 }
 
-/// The default plan.
+/// The default single-kernel plan: none (see [`candidates`]).
 pub fn plan(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Plan>> {
     Ok(candidates(op, params, o, t)?.map(|c| c.plans.into_iter().next().expect("one plan")))
+}
+
+/// The shape of the parallel alignment: `bt` entries a chunk, `p` chunks (tile blocks, a power
+/// of two, chunks past `numel` count nothing), `ft` slots a fill tile and `fill_per` fill tiles
+/// a block, `bb` blocks an expert_ids tile and `blocks_per` of them a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlignGrid {
+    pub bt: i64,
+    pub p: i64,
+    pub ft: i64,
+    pub fill_per: i64,
+    pub bb: i64,
+    pub blocks_per: i64,
+}
+
+/// tilegym's split (moe_align_block.py): `max(E, ceil(numel / 128))` programs of
+/// `ceil(numel / programs)` entries; here the chunk is that rounded up to a power of two (at
+/// least 16) and the chunk count rounded up to one (the second launch's `[P, E2]` tile); chunks
+/// grow while a `[chunk, E2]` or `[P, E2]` tile would exceed [`PARALLEL_TILE`].
+pub fn align_grid(numel: i64, e: i64, block: i64) -> Result<AlignGrid> {
+    let e2 = pow2_ceil(e);
+    let programs = e.max(ceil_div(numel, 128));
+    let mut bt = pow2_ceil(ceil_div(numel, programs)).max(16);
+    let mut p = pow2_ceil(ceil_div(numel, bt));
+    while p * e2 > PARALLEL_TILE && bt * e2 < PARALLEL_TILE {
+        bt *= 2;
+        p = pow2_ceil(ceil_div(numel, bt));
+    }
+    ensure!(
+        p * e2 <= PARALLEL_TILE && bt * e2 <= PARALLEL_TILE,
+        "{numel} assignments over {e} experts need [{p}, {e2}] and [{bt}, {e2}] tiles, more than {PARALLEL_TILE} elements"
+    );
+    let max_padded = numel + e * (block - 1);
+    let max_blocks = ceil_div(max_padded, block);
+    let ft = pow2_ceil(ceil_div(max_padded, p)).clamp(16, 1024);
+    let fill_per = ceil_div(ceil_div(max_padded, ft), p);
+    let bb = pow2_ceil(ceil_div(max_blocks, p)).clamp(8, 64);
+    let blocks_per = ceil_div(ceil_div(max_blocks, bb), p);
+    Ok(AlignGrid { bt, p, ft, fill_per, bb, blocks_per })
+}
+
+/// moe_align_block in two launches over a `[P, E2]` counts scratch (tilegym's four stages,
+/// its stage-2/3 prefix folded into the scatter, whose blocks each read the whole counts):
+/// `moe_align_count` (counts per chunk, and `sorted_token_ids` set to the padding value) and
+/// `moe_align_scatter` (the positions, the total, expert_ids).
+fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
+    let m = param_i64(params, "num_tokens")?;
+    let topk = param_i64(params, "top_k")?;
+    let e = param_i64(params, "n_experts")?;
+    let block = param_int_or(params, "block_size", 128)?;
+    ensure!(topk <= e, "top_k = {topk} exceeds n_experts = {e}");
+    ensure!(block > 0 && block <= 1 << 20, "block_size = {block} must be in 1..=2^20");
+    ensure!(e <= MAX_EXPERTS, "n_experts = {e} exceeds {MAX_EXPERTS} (one [chunk, experts] one-hot tile per pass)");
+    let numel = m * topk;
+    let max_padded = numel + e * (block - 1);
+    let max_blocks = ceil_div(max_padded, block);
+    ensure!(max_padded <= i32::MAX as i64, "sorted_token_ids has {max_padded} elements, more than 2^31-1 (i32 indices)");
+    let e2 = pow2_ceil(e);
+    let g = align_grid(numel, e, block)?;
+    let topk_ids = TensorLayout::contiguous("topk_ids", &[numel], 4);
+    let sorted = TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4);
+    let experts = TensorLayout::contiguous("expert_ids", &[max_blocks], 4);
+    let total = TensorLayout::contiguous("num_tokens_post_padded", &[1], 4);
+    let counts = TensorLayout::contiguous("counts", &[g.p, e2], 4);
+    let grid = [u32::try_from(g.p)?, 1, 1];
+    let variant = "parallel";
+
+    let count_args = vec![view_arg_at(&topk_ids, 0, None), scratch_view("counts", &[g.p, e2], None), tensor_arg(&sorted, None), lit_i32("fill_per", g.fill_per)];
+    let mut ct = Map::new();
+    ct.insert("chunk".into(), json!(g.bt));
+    ct.insert("chunks".into(), json!(g.p));
+    ct.insert("fill_tile".into(), json!(g.ft));
+    ct.insert("fill_tiles_per_block".into(), json!(g.fill_per));
+    let count = stage(
+        "moe_align_count",
+        "i32",
+        vec![e2.to_string(), g.bt.to_string(), g.ft.to_string()],
+        vec![topk_ids.clone(), counts.clone(), sorted.clone()],
+        count_args,
+        grid,
+        format!("moe_align_count_e{e2}_t{}_f{}", g.bt, g.ft),
+        variant,
+        ct,
+    );
+
+    let scatter_args = vec![
+        view_arg_at(&topk_ids, 0, None),
+        scratch_view("counts", &[g.p, e2], None),
+        KernelArg::RawPtr { name: "sorted_token_ids".into(), tensor: "sorted_token_ids".into() },
+        tensor_arg(&experts, None),
+        tensor_arg(&total, None),
+        lit_i32("blocks_per", g.blocks_per),
+    ];
+    let mut st = Map::new();
+    st.insert("chunk".into(), json!(g.bt));
+    st.insert("chunks".into(), json!(g.p));
+    st.insert("block_tile".into(), json!(g.bb));
+    st.insert("block_tiles_per_block".into(), json!(g.blocks_per));
+    st.insert("block_size".into(), json!(block));
+    let scatter = stage(
+        "moe_align_scatter",
+        "i32",
+        vec![e2.to_string(), g.bt.to_string(), g.p.to_string(), g.bb.to_string(), block.to_string()],
+        vec![topk_ids, counts, experts, total],
+        scatter_args,
+        grid,
+        format!("moe_align_scatter_e{e2}_t{}_p{}_bb{}_b{block}", g.bt, g.p, g.bb),
+        variant,
+        st,
+    );
+
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["moe_align_count", "moe_align_scatter"]));
+    tuning.insert("experts_tile".into(), json!(e2));
+    tuning.insert("block_size".into(), json!(block));
+    tuning.insert("max_padded".into(), json!(max_padded));
+    tuning.insert("max_blocks".into(), json!(max_blocks));
+    tuning.insert(
+        "algorithm".into(),
+        json!("tilegym's split: one tile block per chunk of topk_ids counts it (and sets its share of sorted_token_ids to the padding value); then one per chunk reads all counts, scatters its chunk's assignments to their stable positions and writes its share of expert_ids (block 0 the total)"),
+    );
+    Ok(StagedPlan { variant: variant.into(), tuning, scratch: vec![Scratch { name: "counts".into(), bytes: g.p * e2 * 4 }], stages: vec![count, scatter] })
+}
+
+/// The one-block kernel as a one-stage plan (variant `single_block`, the plan before the
+/// parallel one: reachable through a tuning record).
+fn plan_align_single(params: &Value) -> Result<StagedPlan> {
+    let p = plan_align(params)?;
+    let mut tuning = Map::new();
+    tuning.insert("kernels".into(), json!(["moe_align_block"]));
+    Ok(StagedPlan { variant: p.variant.clone(), tuning, scratch: Vec::new(), stages: vec![p] })
+}
+
+/// moe_align_block's plans: the parallel one first where its tiles fit, then the single block.
+fn align_candidates(params: &Value) -> Result<Vec<StagedPlan>> {
+    let single = plan_align_single(params);
+    match (plan_align_parallel(params), single) {
+        (Ok(p), Ok(s)) => Ok(vec![p, s]),
+        (Ok(p), Err(_)) => Ok(vec![p]),
+        (Err(_), Ok(s)) => Ok(vec![s]),
+        (Err(e), Err(_)) => Err(e),
+    }
 }
 
 /// moe's configuration as the reference reads it (reference/src/ops/moe.cpp): hidden_states
@@ -327,6 +471,9 @@ pub fn staged_candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> 
         return Ok(None);
     }
     ensure!(o == Overrides::default(), "{op} takes no suite tuning overrides: its choices are the manifest's variants");
+    if op == "moe_align_block" {
+        return align_candidates(params).map(Some);
+    }
     let x = moe_shape(params)?;
     let first = default_knobs(x.m, x.topk, x.e);
     let mut plans = vec![plan_moe(params, first, t)?];
@@ -345,10 +492,16 @@ mod tests {
     use super::*;
     use crate::abi::{entry_params, Param};
 
+    fn align(c: &Value) -> Vec<StagedPlan> {
+        staged_candidates("moe_align_block", c, Overrides::default(), &Target::h200()).unwrap().unwrap()
+    }
+
     #[test]
     fn binds_the_reference_tensors() {
         let c = json!({"num_tokens": 512, "top_k": 6, "n_experts": 64, "block_size": 128});
-        let p = plan("moe_align_block", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let plans = align(&c);
+        assert_eq!(plans.iter().map(|p| p.variant.as_str()).collect::<Vec<_>>(), ["parallel", "single_block"]);
+        let p = &plans[1].stages[0];
         assert_eq!(p.generics, ["64", "256", "128"]);
         assert_eq!(p.grid, [1, 1, 1]);
         let ps = entry_params(&p.args);
@@ -365,8 +518,39 @@ mod tests {
     }
 
     #[test]
+    fn the_parallel_plan_follows_tilegyms_split() {
+        // tilegym: max(64, ceil(3072 / 128)) = 64 programs of 48 entries; here chunks of 64,
+        // 48 of them, rounded up to 64 blocks.
+        let c = json!({"num_tokens": 512, "top_k": 6, "n_experts": 64, "block_size": 128});
+        let p = &align(&c)[0];
+        let g = align_grid(3072, 64, 128).unwrap();
+        assert_eq!(g, AlignGrid { bt: 64, p: 64, ft: 256, fill_per: 1, bb: 8, blocks_per: 1 });
+        assert_eq!(p.scratch, [Scratch { name: "counts".into(), bytes: 64 * 64 * 4 }]);
+        let (count, scatter) = (&p.stages[0], &p.stages[1]);
+        assert_eq!((count.kernel, scatter.kernel), ("moe_align_count", "moe_align_scatter"));
+        assert_eq!((count.grid, scatter.grid), ([64, 1, 1], [64, 1, 1]));
+        assert_eq!(count.generics, ["64", "64", "256"]);
+        assert_eq!(scatter.generics, ["64", "64", "64", "8", "128"]);
+        let cp = entry_params(&count.args);
+        assert_eq!(cp[3].param, Param::Scratch { name: "counts".into() });
+        // counts [64, 64], sorted_token_ids (its extent bound to the tensor), then fill_per.
+        assert_eq!(cp[4].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(64) });
+        assert_eq!(cp[8].param, Param::Ptr { tensor: "sorted_token_ids".into() });
+        assert_eq!(cp.last().unwrap().param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1) });
+        // Every slot and block is covered: p * fill_per * ft >= max_padded, p * blocks_per * bb >= max_blocks.
+        for (n, topk, e, b) in [(64, 2, 8, 128), (64, 2, 8, 64), (128, 4, 16, 64), (256, 6, 32, 128), (512, 6, 64, 64), (37, 3, 12, 16), (128, 8, 256, 16)] {
+            let numel = n * topk;
+            let g = align_grid(numel, e, b).unwrap();
+            let (mp, mb) = (numel + e * (b - 1), ceil_div(numel + e * (b - 1), b));
+            assert!(g.p * g.bt >= numel && g.p * g.fill_per * g.ft >= mp && g.p * g.blocks_per * g.bb >= mb, "{n} {topk} {e} {b}: {g:?}");
+            assert!(g.p.count_ones() == 1 && g.p * pow2_ceil(e) <= PARALLEL_TILE && g.bt * pow2_ceil(e) <= PARALLEL_TILE);
+        }
+        assert_eq!(align_grid(128, 8, 128).unwrap(), AlignGrid { bt: 16, p: 8, ft: 256, fill_per: 1, bb: 8, blocks_per: 1 });
+    }
+
+    #[test]
     fn refusals_and_the_tilegym_suite() {
-        let err = |c: Value| candidates("moe_align_block", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
+        let err = |c: Value| staged_candidates("moe_align_block", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
         assert!(err(json!({"num_tokens": 4, "top_k": 2, "n_experts": 512, "block_size": 64})).contains("n_experts = 512 exceeds 256"));
         assert!(err(json!({"num_tokens": 4, "top_k": 9, "n_experts": 8})).contains("top_k = 9 exceeds n_experts = 8"));
         let suite: Value =
@@ -376,7 +560,7 @@ mod tests {
             .unwrap()
             .iter()
             .filter(|c| c["op"] == "moe_align_block")
-            .map(|c| plan("moe_align_block", &c["params"], Overrides::default(), &Target::h200()).unwrap().unwrap())
+            .map(|c| assert_eq!(align(&c["params"])[0].variant, "parallel"))
             .count();
         assert_eq!(n, 8);
     }
