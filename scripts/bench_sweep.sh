@@ -22,7 +22,8 @@ echo "== bench_sweep: portbench run $* (exit $rc) =="
 grep -E '^(geomean|wall|worker time|numerics:)' "$LOG"
 paired=$(grep -cE '^[a-z_]+/' "$LOG" || true)
 unpaired=$(grep -c 'not paired' "$LOG" || true)
-printf 'command wall %.1f s; %s configuration rows, %s unpaired\n' "$(echo "$end - $start" | bc)" "$paired" "$unpaired"
+# awk, not bc: the GPU host has no bc (the H200 printed "command wall 0.0 s").
+printf 'command wall %.1f s; %s configuration rows, %s unpaired\n' "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$paired" "$unpaired"
 if [[ -f "$OUT" ]]; then
   echo "== worker time per operator (scripts/sweep_cost.py) =="
   python3 "$ROOT/scripts/sweep_cost.py" "$OUT"
