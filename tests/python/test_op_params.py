@@ -81,7 +81,12 @@ def test_uncovered_configurations_are_skipped_with_a_reason(fe, tmp_path, run_ex
     assert "offset != 0" in r.stdout
     if fe == "triton":
         assert "n=20000 is wider" in r.stdout
-        assert list(manifests(r.out)) == ["rms_norm"]
+        ms = manifests(r.out)
+        assert sorted(ms) == ["layer_norm_legacy", "rms_norm"]
+        # An operator none of whose configurations is supported keeps a bundle of reasons only.
+        ln = ms["layer_norm_legacy"]
+        assert ln["configs"] == [] and ln["cubins"] == []
+        assert any("n=20000 is wider" in u["reason"] for u in ln["unsupported"])
     else:   # cuTile Python walks wide layer_norm rows in column chunks
         assert sorted(manifests(r.out)) == ["layer_norm_legacy", "rms_norm"]
 
