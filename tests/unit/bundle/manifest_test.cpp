@@ -300,6 +300,25 @@ TEST_F(BrokenBundle, UnsupportedEntriesNeedParamsAndAReasonAndNoPlan) {
   EXPECT_NE(load_error().find("unsupported[0].reason: missing field"), std::string::npos);
 }
 
+TEST_F(BrokenBundle, ABundleOfReasonsOnlyLoadsButNoCubinsNeedsThem) {
+  // An exporter that can express none of an operator's configurations (tilegym's moe: its
+  // top-k sum is torch's) writes no cubins and no plans, only the reasons.
+  json reasons = json::array();
+  for (const auto& c : manifest["configs"]) reasons.push_back({{"params", c["params"]}, {"reason", "not expressible"}});
+  manifest["unsupported"] = reasons;
+  manifest["configs"] = json::array();
+  manifest["cubins"] = json::array();
+  save();
+  auto b = pb::load_bundle(dir);
+  EXPECT_TRUE(b.plan.configs.empty());
+  ASSERT_EQ(b.plan.unsupported.size(), reasons.size());
+  EXPECT_EQ(*b.plan.unsupported_reason(b.plan.unsupported[0].config), "not expressible");
+  // Without reasons, or with a plan left, an empty cubin list is still a broken bundle.
+  manifest["unsupported"] = json::array();
+  save();
+  EXPECT_NE(load_error().find("lists no cubins"), std::string::npos);
+}
+
 // The CTA-cluster bundle (configs/clusters.json): tileiras fixes the cluster in the cubin and
 // the launch grid counts clusters; CUPTI reports grid x cluster CTAs.
 class ClusterBundle : public ::testing::Test {
