@@ -3,6 +3,7 @@
 // architecture of every cubin, after the same checks a run makes before its first launch.
 #include <array>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,14 @@ void print_bundle(const bundle::bundle& b) {
       for (const auto& p : e.params) std::printf(" #%d@%d:%dB", p.ordinal, p.offset, p.size);
       std::printf("\n");
     }
+  }
+  if (m.configs.empty()) {
+    // A bundle of reasons only: nothing to check, which is not an OK; its reasons, once each.
+    std::map<std::string, std::size_t> reasons;
+    for (const auto& u : m.unsupported) ++reasons[u.reason];
+    std::printf("check     nothing to check: no plans, %zu configurations unsupported\n", m.unsupported.size());
+    for (const auto& [reason, n] : reasons) std::printf("  reason  %zu x %s\n", n, reason.c_str());
+    return;
   }
   std::size_t launches = 0, steps = 0;
   for (const auto& plan : m.configs) {

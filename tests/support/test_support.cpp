@@ -16,6 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 extern char** environ;
 
 namespace portbench::testing {
@@ -45,14 +47,28 @@ process_result run_process(const std::vector<std::string>& argv) {
 
 std::filesystem::path bundle_root() { return PORTBENCH_BUNDLE_DIR; }
 
-std::vector<std::filesystem::path> all_bundles() {
+namespace {
+// Bundle folders below bundle_root() whose manifest has plans (`with_plans`) or has none, only
+// the exporter's reasons for every configuration (an operator it cannot express).
+std::vector<std::filesystem::path> bundles_where(bool with_plans) {
   std::vector<std::filesystem::path> found;
   if (std::filesystem::is_directory(bundle_root())) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(bundle_root())) {
-      if (e.path().filename() == "manifest.json") found.push_back(e.path().parent_path());
+      if (e.path().filename() != "manifest.json") continue;
+      const auto m = nlohmann::json::parse(read_text(e.path()), nullptr, false);
+      const bool plans = m.is_object() && m.contains("configs") && !m["configs"].empty();
+      if (plans == with_plans) found.push_back(e.path().parent_path());
     }
   }
   std::sort(found.begin(), found.end());
+  return found;
+}
+}  // namespace
+
+std::vector<std::filesystem::path> reasons_only_bundles() { return bundles_where(false); }
+
+std::vector<std::filesystem::path> all_bundles() {
+  auto found = bundles_where(true);
   EXPECT_FALSE(found.empty()) << "no bundles below " << bundle_root()
                               << ": run scripts/export_bundles.sh (the test command does)";
   return found;

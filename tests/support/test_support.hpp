@@ -19,8 +19,10 @@ process_result run_process(const std::vector<std::string>& argv);
 
 /// The bundles scripts/export_bundles.sh wrote (PORTBENCH_BUNDLE_DIR).
 std::filesystem::path bundle_root();
-/// Every bundle folder below bundle_root(); fails the calling test if there are none.
+/// Every bundle folder below bundle_root() with plans; fails the calling test if there are none.
 std::vector<std::filesystem::path> all_bundles();
+/// The bundle folders below bundle_root() with no plans, only the exporter's reasons.
+std::vector<std::filesystem::path> reasons_only_bundles();
 
 /// A fresh temporary folder removed when the object dies.
 class temp_dir {

@@ -41,6 +41,34 @@ TEST(InspectCli, PrintsEntriesLayoutAndArchitectureOfEveryBundle) {
   }
 }
 
+TEST(InspectCli, ABundleOfReasonsOnlyHasNothingToCheckAndSaysWhy) {
+  // What an exporter writes for an operator it cannot express (tilegym's group_gemm and moe):
+  // built here from a real bundle, since which operators those are depends on the exporters.
+  pt::temp_dir tmp;
+  const auto dir = tmp.path() / "bundle";
+  std::filesystem::copy(pt::all_bundles().front(), dir, std::filesystem::copy_options::recursive);
+  auto m = json::parse(pt::read_text(dir / "manifest.json"));
+  json reasons = json::array();
+  for (const auto& c : m["configs"]) reasons.push_back({{"params", c["params"]}, {"reason", "no parameter kind for it"}});
+  ASSERT_FALSE(reasons.empty());
+  m["unsupported"] = reasons;
+  m["configs"] = json::array();
+  m["cubins"] = json::array();
+  pt::write_text(dir / "manifest.json", m.dump(1));
+  auto r = inspect(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("check     OK"), std::string::npos) << "nothing checked is not OK: " << r.out;
+  EXPECT_NE(r.out.find("check     nothing to check: no plans, " + std::to_string(reasons.size()) + " configurations unsupported"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  reason  " + std::to_string(reasons.size()) + " x no parameter kind for it"), std::string::npos) << r.out;
+  // The exporters' own reason bundles, where this export has any, print the same way.
+  for (const auto& d : pt::reasons_only_bundles()) {
+    auto own = inspect(d);
+    EXPECT_EQ(own.exit_code, 0) << own.err;
+    EXPECT_NE(own.out.find("check     nothing to check: no plans"), std::string::npos) << d << ": " << own.out;
+  }
+}
+
 TEST(InspectCli, JsonAndCsvHaveOneRowPerEntry) {
   const auto dir = pt::bundle_root() / "triton" / "rms_norm";
   auto r = pt::run_process({PORTBENCH_BIN, "inspect", dir.string(), "--format", "json"});
