@@ -6,12 +6,14 @@
 #
 # Here (no GPU), once per change of the port or the jobs' candidates:
 #   scripts/export_bundles.sh configs/tilegym.json bundles-tilegym      (the tilegym reference)
-#   for op in rope silu_and_mul; do
+#   for op in rope silu_and_mul mla_decoding_split_kv; do
 #     python3 scripts/agent_export_cache.py prepare configs/agent/$op-cutile-rust.json bundles-agent/$op \
 #       --exporter '["bash", "{root}/kernels/cutile_rust/export.sh", "{suite}", "{out}"]'
 #   done
 # Then on the GPU host, carrying bundles-tilegym/tilegym/{rope,silu_and_mul} and bundles-agent/:
-#   bash scripts/agent_device_run.sh [rope|silu_and_mul ...]        (default: both)
+#   bash scripts/agent_device_run.sh [rope|silu_and_mul|mla_decoding_split_kv ...]   (default: rope, silu_and_mul)
+# (the exporter without --chosen-only lists each configuration's declared variants, which the
+# mla_decoding_split_kv job's retune selects through {tuning}).
 # Work directories: results/agent/<op>/; the summaries and the work directories as archives in $OUT.
 # A device call is limited to 10 minutes: each pipeline gets PORTBENCH_AGENT_BUDGET_S (default
 # 480 s), then SIGTERM leaves it resumable (exit 130). To continue in a later call, unpack the

@@ -10,7 +10,10 @@ exporter (the cuTile Rust exporter needs tileiras and the cutile-rs crates, whic
   serve (there):    agent_export_cache.py serve CACHE --suite S --out OUT
       what retune calls as its exporter: assembles OUT/<op>/manifest.json (+ the cubins and IR
       files it names) from the cached bundles, per suite entry the one exported with that
-      entry's "tuning" (none: "default"). An entry the cache lacks fails with its id.
+      entry's "tuning" (none: "default"). An entry the cache lacks fails with its id. With
+      --tuning REC (retune's {tuning}), a configuration the record names gets that declared
+      variant as its chosen plan, as the exporter's own --tuning does; for that the default
+      export must list the variants (an exporter run without --chosen-only).
 
 The job's exporter for the GPU host is then
   ["python3", "{root}/scripts/agent_export_cache.py", "serve", "CACHE", "--suite", "{suite}", "--out", "{out}"]
@@ -63,6 +66,10 @@ def prepare(args):
     return 0
 
 
+def canon_params(entry):
+    return json.dumps(entry["params"], sort_keys=True)
+
+
 def find_bundle(folder, op):
     if os.path.exists(os.path.join(folder, "manifest.json")):
         return folder
@@ -79,6 +86,10 @@ def serve(args):
     op = index["operator"]
     by_tuning = {canon(t): name for name, t in index["candidates"].items()}
     suite = json.load(open(args.suite))
+    chosen = {}
+    if args.tuning:
+        record = json.load(open(args.tuning))
+        chosen = {canon_params(c): c["variant"] for c in record.get("choices", []) if c.get("op") == op}
     manifests = {}
     out_dir = os.path.join(args.out, op)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(args.out)) or ".")
@@ -100,7 +111,20 @@ def serve(args):
             continue
         top = top or manifest
         plan = json.loads(json.dumps(plan))
-        for launch in plan.get("launches", []):
+        variant = chosen.get(canon_params(entry))
+        if variant is not None and variant != plan.get("tuning", {}).get("variant"):
+            # The record picks one of the exporter's declared variants: it becomes the chosen plan,
+            # as the exporter itself does with --tuning.
+            v = next((v for v in plan.get("variants", []) if v["name"] == variant), None)
+            if v is None:
+                print(f"agent_export_cache: {args.tuning}: {op} {canon_params(entry)} has no variant {variant!r} "
+                      f"in the cache (variants: {[v['name'] for v in plan.get('variants', [])]})", file=sys.stderr)
+                return 1
+            plan.update(tuning=dict(v["tuning"], variant=variant, tuning_source=f"tuning record {args.tuning}"),
+                        scratch=v["scratch"], launches=v["launches"])
+        for launch in plan.get("launches", []) + [l for v in plan.get("variants", []) for l in v["launches"]]:
+            if "cubin" not in launch:   # a fill or copy step
+                continue
             ref = next(c for c in manifest["cubins"] if c["file"] == launch["cubin"])
             key = launch["cubin"]
             if key in cubins and cubins[key]["sha256"] != ref["sha256"]:
@@ -142,6 +166,9 @@ def main():
     b.add_argument("cache")
     b.add_argument("--suite", required=True)
     b.add_argument("--out", required=True)
+    b.add_argument("--tuning", help="a tuning record (portbench.tuning-record/1): per configuration the declared "
+                   "variant that becomes its chosen plan (retune's {tuning}); the cache's default export must "
+                   "list the variants (exported without --chosen-only)")
     args = p.parse_args()
     return prepare(args) if args.cmd == "prepare" else serve(args)
 

@@ -54,3 +54,52 @@ def test_prepare_then_serve_a_mixed_suite(tmp_path, export_env):
     r = run(["serve", str(cache), "--suite", str(tmp_path / "mixed.json"), "--out", str(tmp_path / "out2")], export_env)
     assert r.returncode == 1
     assert '{"tile": 128} is not in the cache' in r.stderr
+
+
+def test_serve_with_a_tuning_record_makes_the_named_variant_the_chosen_plan(tmp_path, export_env):
+    # tilegym's rope declares its autotuner's occupancies as variants; retune selects one through a
+    # tuning record passed as {tuning}, which serve must honour as the exporter's --tuning does.
+    params = {"bsz": 8, "seq_len": 1, "num_q_heads": 32, "num_kv_heads": 8, "head_dim": 128,
+              "partial_rotary_factor": 1.0, "dtype": "float16"}
+    job = {"schema": "portbench.agent-job/1", "operator": "rope", "root": str(REPO), "workdir": "w",
+           "reference": {"bundle": str(tmp_path)}, "port": {"frontend": "tilegym"},
+           "configs": [{"params": params}], "stages": {"translate": {"builtin": "retune"}}}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    exporter = [sys.executable, "-m", "portbench_export.tilegym", "--suite", "{suite}", "--out", "{out}"]
+    cache = tmp_path / "cache"
+    r = run(["prepare", str(tmp_path / "job.json"), str(cache), "--exporter", json.dumps(exporter)], export_env)
+    assert r.returncode == 0, r.stderr
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"suite": "s", "configs": [{"op": "rope", "params": params}]}))
+    cached = json.loads((cache / "default" / "rope" / "manifest.json").read_text())["configs"][0]
+    default = cached["tuning"]["variant"]
+    other = next(v for v in cached["variants"] if v["name"] != default)
+
+    def serve(record, out):
+        (tmp_path / "record.json").write_text(json.dumps(record))
+        return run(["serve", str(cache), "--suite", str(suite), "--out", str(tmp_path / out),
+                    "--tuning", str(tmp_path / "record.json")], export_env)
+
+    record = {"schema": "portbench.tuning-record/1", "choices": [{"op": "rope", "params": params, "variant": other["name"]}]}
+    r = serve(record, "out")
+    assert r.returncode == 0, r.stderr
+    bundle = tmp_path / "out" / "rope"
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    config = manifest["configs"][0]
+    assert config["tuning"]["variant"] == other["name"]
+    assert config["launches"] == other["launches"]
+    assert config["launches"] != cached["launches"]
+    # The variants stay listed (retune reads them), and every cubin any of them names is there.
+    assert [v["name"] for v in config["variants"]] == [v["name"] for v in cached["variants"]]
+    named = {l["cubin"] for l in config["launches"] + [l for v in config["variants"] for l in v["launches"]] if "cubin" in l}
+    assert named <= {c["file"] for c in manifest["cubins"]}
+    for cubin in manifest["cubins"]:
+        assert hashlib.sha256((bundle / cubin["file"]).read_bytes()).hexdigest() == cubin["sha256"]
+
+    # An empty record keeps the exporter's choice; a variant the configuration lacks is an error naming it.
+    r = serve(dict(record, choices=[]), "out2")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "out2" / "rope" / "manifest.json").read_text())["configs"][0]["tuning"]["variant"] == default
+    r = serve(dict(record, choices=[dict(record["choices"][0], variant="occupancy=99")]), "out3")
+    assert r.returncode == 1
+    assert "no variant 'occupancy=99'" in r.stderr
