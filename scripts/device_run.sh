@@ -97,7 +97,8 @@ if [[ -n "${PORTBENCH_TUNE:-}" && -d bundles-tune ]]; then
 fi
 # Ahead-of-time tuning (docs/cli.md, `portbench tune`): every tuning variant (configs[].variants)
 # of the listed operators against its configuration's default plan, and the tuning record the
-# exporter reads with --tuning. tune_front_end NAME OPS... writes $OUT/NAME-TARGET.json.
+# exporter reads with --tuning. tune_front_end NAME OPS... writes $OUT/NAME-TARGET.json;
+# PORTBENCH_TUNE_SUITE limits it to a suite's configurations (default configs/tilegym.json).
 tune_front_end() {
   local name="$1"; shift
   local target="${PORTBENCH_TUNE_TARGET:-h200}" dirs=() op
@@ -106,7 +107,7 @@ tune_front_end() {
   [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
   local start cap; start=$(date +%s); cap=$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")
   # --budget stops starting candidates in time for the record to be written within the cap.
-  timeout "$cap" "$BIN" tune "${dirs[@]}" --suite configs/tilegym.json --budget $(( cap > 40 ? cap - 30 : 10 )) \
+  timeout "$cap" "$BIN" tune "${dirs[@]}" --suite "${PORTBENCH_TUNE_SUITE:-configs/tilegym.json}" --budget $(( cap > 40 ? cap - 30 : 10 )) \
     --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap "${PORTBENCH_TUNE_TIME_CAP:-0.2}" --timeout 120 --target "$target" \
     --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
     --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
