@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 
+import tuning_record
+
 
 def canon(tuning):
     return json.dumps(tuning or {}, sort_keys=True)
@@ -66,10 +68,6 @@ def prepare(args):
     return 0
 
 
-def canon_params(entry):
-    return json.dumps(entry["params"], sort_keys=True)
-
-
 def find_bundle(folder, op):
     if os.path.exists(os.path.join(folder, "manifest.json")):
         return folder
@@ -86,10 +84,11 @@ def serve(args):
     op = index["operator"]
     by_tuning = {canon(t): name for name, t in index["candidates"].items()}
     suite = json.load(open(args.suite))
-    chosen = {}
-    if args.tuning:
-        record = json.load(open(args.tuning))
-        chosen = {canon_params(c): c["variant"] for c in record.get("choices", []) if c.get("op") == op}
+    try:
+        chosen = tuning_record.load_choices(args.tuning) if args.tuning else {}
+    except tuning_record.RecordError as e:
+        print(f"agent_export_cache: {e}", file=sys.stderr)
+        return 1
     manifests = {}
     out_dir = os.path.join(args.out, op)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(args.out)) or ".")
@@ -111,17 +110,14 @@ def serve(args):
             continue
         top = top or manifest
         plan = json.loads(json.dumps(plan))
-        variant = chosen.get(canon_params(entry))
-        if variant is not None and variant != plan.get("tuning", {}).get("variant"):
-            # The record picks one of the exporter's declared variants: it becomes the chosen plan,
-            # as the exporter itself does with --tuning.
-            v = next((v for v in plan.get("variants", []) if v["name"] == variant), None)
-            if v is None:
-                print(f"agent_export_cache: {args.tuning}: {op} {canon_params(entry)} has no variant {variant!r} "
-                      f"in the cache (variants: {[v['name'] for v in plan.get('variants', [])]})", file=sys.stderr)
+        variant = chosen.get((op, tuning_record.params_key(entry["params"])))
+        if variant is not None:
+            # The record picks one of the exporter's declared variants: it becomes the chosen plan.
+            try:
+                tuning_record.choose(plan, variant, f"tuning record {args.tuning}")
+            except tuning_record.RecordError as e:
+                print(f"agent_export_cache: {args.tuning}: {op} {e}", file=sys.stderr)
                 return 1
-            plan.update(tuning=dict(v["tuning"], variant=variant, tuning_source=f"tuning record {args.tuning}"),
-                        scratch=v["scratch"], launches=v["launches"])
         for launch in plan.get("launches", []) + [l for v in plan.get("variants", []) for l in v["launches"]]:
             if "cubin" not in launch:   # a fill or copy step
                 continue
