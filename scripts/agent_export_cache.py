@@ -6,7 +6,9 @@ exporter (the cuTile Rust exporter needs tileiras and the cutile-rs crates, whic
   prepare (here):   agent_export_cache.py prepare JOB.json CACHE
       exports every configuration of the job once per tuning candidate of its retune stage
       ("overrides") and once with the exporter's own choices ("default"), with the job's
-      port.exporter, into CACHE/<candidate>/, and writes CACHE/index.json.
+      port.exporter, into CACHE/<candidate>/, and writes CACHE/index.json. --from DIR takes
+      the default from an export made already (a job without overrides: its candidates are
+      the bundle's declared variants).
   serve (there):    agent_export_cache.py serve CACHE --suite S --out OUT
       what retune calls as its exporter: assembles OUT/<op>/manifest.json (+ the cubins and IR
       files it names) from the cached bundles, per suite entry the one exported with that
@@ -45,11 +47,29 @@ def job_configs(job, job_dir):
 def prepare(args):
     job = json.load(open(args.job))
     root, configs = job_configs(job, os.path.dirname(os.path.abspath(args.job)))
-    exporter = args.exporter and json.loads(args.exporter) or job["port"]["exporter"]
+    exporter = args.exporter and json.loads(args.exporter) or job["port"].get("exporter")
+    if not exporter and not args.from_bundle:
+        print(f"agent_export_cache: {args.job}: port.exporter is missing (or pass --exporter)", file=sys.stderr)
+        return 2
     overrides = job["stages"]["translate"].get("overrides", {})
     os.makedirs(args.cache, exist_ok=True)
     index = {}
-    for name, tuning in [("default", None)] + sorted(overrides.items()):
+    if args.from_bundle:
+        # An export made already (with its variants) is the default candidate: no second export.
+        if overrides:
+            print(f"agent_export_cache: {args.job}: --from serves the default only, but the job lists overrides "
+                  f"({', '.join(sorted(overrides))})", file=sys.stderr)
+            return 2
+        bundle = find_bundle(args.from_bundle, job["operator"])
+        if bundle is None:
+            print(f"agent_export_cache: {args.from_bundle}: no {job['operator']} bundle (manifest.json)", file=sys.stderr)
+            return 2
+        out = os.path.join(args.cache, "default", job["operator"])
+        shutil.rmtree(os.path.join(args.cache, "default"), ignore_errors=True)
+        shutil.copytree(bundle, out, copy_function=os.link)
+        print(f"cached default: {out} (from {bundle})")
+        overrides, index = {}, {"default": {}}
+    for name, tuning in ([] if args.from_bundle else [("default", None)]) + sorted(overrides.items()):
         out = os.path.join(args.cache, name)
         shutil.rmtree(out, ignore_errors=True)
         suite_file = os.path.join(args.cache, f"{name}.suite.json")
@@ -158,6 +178,10 @@ def main():
     a.add_argument("job")
     a.add_argument("cache")
     a.add_argument("--exporter", help="JSON argv of the real exporter (default: the job's port.exporter)")
+    a.add_argument("--from", dest="from_bundle", metavar="DIR",
+                   help="take the default candidate from this export (the operator's bundle, or a folder holding "
+                        "it) instead of exporting it: for a job without overrides whose candidates are the "
+                        "bundle's declared variants")
     b = sub.add_parser("serve")
     b.add_argument("cache")
     b.add_argument("--suite", required=True)

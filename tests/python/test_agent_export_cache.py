@@ -103,3 +103,34 @@ def test_serve_with_a_tuning_record_makes_the_named_variant_the_chosen_plan(tmp_
     r = serve(dict(record, choices=[dict(record["choices"][0], variant="occupancy=99")]), "out3")
     assert r.returncode == 1
     assert "no variant 'occupancy=99'" in r.stderr
+
+
+def test_prepare_from_an_existing_export_serves_its_variants(tmp_path, export_env):
+    source = REPO / "bundles" / "tilegym" / "rope"
+    if not (source / "manifest.json").exists():
+        import pytest
+        pytest.skip("bundles/tilegym/rope not exported (scripts/export_bundles.sh)")
+    manifest = json.loads((source / "manifest.json").read_text())
+    config = manifest["configs"][0]
+    job = {"schema": "portbench.agent-job/1", "operator": "rope", "root": str(REPO), "workdir": "w",
+           "reference": {"bundle": str(tmp_path)}, "port": {"frontend": "tilegym"},
+           "configs": [{"params": config["params"]}], "stages": {"translate": {"builtin": "retune"}}}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    cache = tmp_path / "cache"
+    r = run(["prepare", str(tmp_path / "job.json"), str(cache), "--from", str(source.parent)], export_env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((cache / "index.json").read_text())["candidates"] == {"default": {}}
+    other = next(v for v in config["variants"] if v["name"] != config["tuning"]["variant"])
+    (tmp_path / "suite.json").write_text(json.dumps({"suite": "s", "configs": [{"op": "rope", "params": config["params"]}]}))
+    (tmp_path / "record.json").write_text(json.dumps({"schema": "portbench.tuning-record/1", "choices": [
+        {"op": "rope", "params": config["params"], "variant": other["name"]}]}))
+    r = run(["serve", str(cache), "--suite", str(tmp_path / "suite.json"), "--out", str(tmp_path / "out"),
+             "--tuning", str(tmp_path / "record.json")], export_env)
+    assert r.returncode == 0, r.stderr
+    served = json.loads((tmp_path / "out" / "rope" / "manifest.json").read_text())["configs"][0]
+    assert served["tuning"]["variant"] == other["name"]
+    # A job with overrides cannot take its default from an export.
+    job["stages"]["translate"]["overrides"] = {"o2": {"occupancy": 2}}
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    r = run(["prepare", str(tmp_path / "job.json"), str(tmp_path / "cache2"), "--from", str(source.parent)], export_env)
+    assert r.returncode == 2 and "the job lists overrides (o2)" in r.stderr
