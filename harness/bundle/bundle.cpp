@@ -28,11 +28,12 @@ std::string describe(const param_binding& p) {
   if (!p.tensor.empty()) s += " " + p.tensor;
   if (p.kind == param_kind::extent || p.kind == param_kind::stride) s += "[" + std::to_string(p.dim) + "]";
   if (p.kind == param_kind::scratch) s += " " + p.scratch;
-  if (p.kind == param_kind::ptr_table) {
+  if (p.kind == param_kind::ptr_table || p.kind == param_kind::array_table) {
     s += " [";
     for (std::size_t i = 0; i < p.tensors.size(); ++i) s += (i ? "," : "") + p.tensors[i];
     s += "]";
   }
+  if (p.kind == param_kind::array_table) s += " rank " + std::to_string(p.rank) + " " + to_string(p.index_type);
   return s + " (" + to_string(p.type) + ")";
 }
 

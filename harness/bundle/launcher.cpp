@@ -81,6 +81,46 @@ std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names
   return out;
 }
 
+std::vector<param_binding> descriptor_tables(const std::vector<launch_spec>& launches) {
+  std::vector<param_binding> out;
+  for (const auto& l : launches) {
+    for (const auto& p : l.params) {
+      if (p.kind != param_kind::array_table) continue;
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const param_binding& q) { return q.tensors == p.tensors; });
+      if (!seen) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> table_descriptors(const param_binding& p, const tensor_bindings& tensors,
+                                             const std::string& where) {
+  std::vector<std::uint64_t> out;
+  out.reserve(p.tensors.size() * (1 + 2 * static_cast<std::size_t>(p.rank)));
+  for (const auto& name : p.tensors) {
+    const tensor_binding& t = find_tensor(tensors, name, where);
+    const auto& spec = t.spec;
+    if (spec.shape.size() != static_cast<std::size_t>(p.rank) || spec.strides.size() != spec.shape.size()) {
+      throw bundle_error(where, "array table of rank " + std::to_string(p.rank) + " lists tensor '" + name +
+                                    "' of rank " + std::to_string(spec.shape.size()));
+    }
+    out.push_back(static_cast<std::uint64_t>(t.address));
+    // Extents, then strides, each a full 64-bit word whatever the index type: the kernel loads
+    // the words and narrows them itself, so an i32 index type only bounds the values.
+    for (const auto* values : {&spec.shape, &spec.strides}) {
+      for (const std::int64_t v : *values) {
+        if (p.index_type == scalar_type::i32 &&
+            (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())) {
+          throw bundle_error(where, "tensor '" + name + "': " + (values == &spec.shape ? "extent " : "stride ") +
+                                        std::to_string(v) + " does not fit the table's index type i32");
+        }
+        out.push_back(static_cast<std::uint64_t>(v));
+      }
+    }
+  }
+  return out;
+}
+
 packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, const scratch_bindings& scratch,
                           const std::string& where) {
   auto offsets = param_offsets(l);
@@ -133,6 +173,15 @@ packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors, 
         for (const auto& name : p.tensors) (void)find_tensor(tensors, name, at);
         auto it = scratch.tables.find(p.tensors);
         if (it == scratch.tables.end()) throw bundle_error(at, "the address table of its " + std::to_string(p.tensors.size()) + " tensors was not built");
+        put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
+        break;
+      }
+      case param_kind::array_table: {
+        (void)table_descriptors(p, tensors, at);   // names an unbound tensor or a rank or value that does not fit
+        auto it = scratch.array_tables.find(p.tensors);
+        if (it == scratch.array_tables.end()) {
+          throw bundle_error(at, "the descriptor table of its " + std::to_string(p.tensors.size()) + " tensors was not built");
+        }
         put(buf, offsets[i], static_cast<std::uint64_t>(it->second));
         break;
       }

@@ -88,7 +88,7 @@ param_binding parse_param(const field& f) {
   static const std::map<std::string, param_kind> kinds = {
       {"ptr", param_kind::ptr},         {"extent", param_kind::extent}, {"stride", param_kind::stride},
       {"literal", param_kind::literal}, {"scratch", param_kind::scratch}, {"null", param_kind::null},
-      {"ptr_table", param_kind::ptr_table}};
+      {"ptr_table", param_kind::ptr_table}, {"array_table", param_kind::array_table}};
   field kind = f.at("kind");
   auto it = kinds.find(kind.text());
   if (it == kinds.end()) kind.fail("unknown kind '" + kind.text() + "'");
@@ -125,14 +125,26 @@ param_binding parse_param(const field& f) {
       break;
     case param_kind::null:
       break;
-    case param_kind::ptr_table: {
-      // A device array of the named tensors' addresses, which the harness builds.
+    case param_kind::ptr_table:
+    case param_kind::array_table: {
+      // A device array of the named tensors' addresses (ptr_table) or of their descriptors
+      // (array_table: address, extents, strides), which the harness builds.
       field names = f.at("tensors");
       if (names.array_size() == 0) names.fail("lists no tensors");
       for (std::size_t i = 0; i < names.array_size(); ++i) {
         p.tensors.push_back(names.at(i).text());
         if (p.tensors.back().empty()) names.at(i).fail("must name a tensor");
       }
+      if (p.kind == param_kind::ptr_table) break;
+      field rank = f.at("rank");
+      const std::int64_t r = rank.integer();
+      if (r < 0 || r > static_cast<std::int64_t>(k_max_table_rank)) {
+        rank.fail("must be 0.." + std::to_string(k_max_table_rank) + " (every listed tensor's rank)");
+      }
+      p.rank = static_cast<int>(r);
+      field index = f.at("index_type");
+      p.index_type = parse_scalar(index);
+      if (p.index_type != scalar_type::i32 && p.index_type != scalar_type::i64) index.fail("must be i32 or i64");
       break;
     }
   }
@@ -356,6 +368,7 @@ const char* to_string(param_kind k) noexcept {
     case param_kind::scratch: return "scratch";
     case param_kind::null: return "null";
     case param_kind::ptr_table: return "ptr_table";
+    case param_kind::array_table: return "array_table";
   }
   return "?";
 }

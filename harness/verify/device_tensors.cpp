@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "portbench/bundle/error.hpp"
 #include "portbench/cuda/error.hpp"
 #include "portbench/reference/random.hpp"
 
@@ -90,6 +91,22 @@ device_tensors::device_tensors(cuda::context_ptr ctx, const std::vector<referenc
       cuda::device_buffer buf(ctx, addresses.size() * sizeof(std::uint64_t));
       buf.upload(std::as_bytes(std::span<const std::uint64_t>(addresses)));
       m_scratch_bindings.tables[names] = buf.address();
+      m_tables.push_back(std::move(buf));
+    }
+    // The descriptor tables of array_table parameters, likewise (an unbound tensor, a rank or a
+    // value that does not fit builds none; packing the launch names the parameter and why).
+    for (const auto& p : bundle::descriptor_tables(plan->launches)) {
+      const bool bound = std::all_of(p.tensors.begin(), p.tensors.end(), [&](const std::string& n) { return m_bindings.count(n) > 0; });
+      if (!bound || m_scratch_bindings.array_tables.count(p.tensors)) continue;
+      std::vector<std::uint64_t> words;
+      try {
+        words = bundle::table_descriptors(p, m_bindings, "descriptor table");
+      } catch (const bundle::bundle_error&) {
+        continue;
+      }
+      cuda::device_buffer buf(ctx, words.size() * sizeof(std::uint64_t));
+      buf.upload(std::as_bytes(std::span<const std::uint64_t>(words)));
+      m_scratch_bindings.array_tables[p.tensors] = buf.address();
       m_tables.push_back(std::move(buf));
     }
   }

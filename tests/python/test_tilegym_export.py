@@ -38,10 +38,9 @@ ALL_OPS = {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "
            "gemma_attention", "gemma_attention_decode", "mla", "mla_decoding", "mla_decoding_split_kv", "moe",
            "moe_align_block", "recurrent_gated_delta_rule", "chunk_gated_delta_rule"}
 # What the pinned package's wrappers need that a launch plan cannot hold (docs/exporters.md):
-# group_gemm's device array of array descriptors, and moe's sum of its top-k partial outputs
-# (torch.add for top_k 2, torch.sum above: a reduction, neither a copy nor a fill).
+# moe's sum of its top-k partial outputs (torch.add for top_k 2, torch.sum above: a reduction,
+# neither a copy nor a fill).
 EXPECTED_SKIPS = {
-    "group_gemm": "list-of-arrays parameter 'As'",
     "moe": "torch.add() runs a torch kernel",
 }
 SUMMARY = re.compile(r"^summary: tilegym/(\w+): exported (\d+) of (\d+)(?: \(skipped: (.*)\))?$", re.M)
@@ -160,9 +159,33 @@ def test_bundles_validate_and_portbench_inspect_accepts_them(smoke, extra):
             assert r.returncode == 0, f"{op}: {r.stderr}"
             if manifests(run[1])[op]["configs"]:
                 assert "check     OK:" in r.stdout
-            else:   # a bundle of reasons only (tilegym's group_gemm, moe): nothing checked is not OK
+            else:   # a bundle of reasons only (tilegym's moe): nothing checked is not OK
                 assert "check     nothing to check: no plans" in r.stdout, r.stdout
                 assert "check     OK:" not in r.stdout
+
+
+def test_group_gemm_passes_its_lists_as_array_tables_the_cubin_takes(smoke):
+    """tilegym's group_gemm takes As, Bs, Cs as cuTile lists: per list an array_table of the
+    operator's a0.., b0.., c0.. (address, extents, strides per tensor) and the list's length,
+    which is what the compiled entry takes (a ptr<i64> and an i32 per list) and reads (a
+    [len, 5] tensor view of i64 words with strides [5, 1]: rank-2 items, packed)."""
+    _, out = smoke
+    m = manifests(out)["group_gemm"]
+    assert m["configs"] and not m.get("unsupported")
+    for c in m["configs"]:
+        g = c["params"]["num_groups"]
+        for plan in [c, *c.get("variants", [])]:
+            [launch] = plan["launches"]
+            tables = [{"kind": "array_table", "tensors": [f"{p}{i}" for i in range(g)], "rank": 2, "index_type": "i32"}
+                      for p in "abc"]
+            length = {"kind": "literal", "type": "i32", "value": g}
+            assert launch["params"] == [tables[0], length, tables[1], length, tables[2], length]
+            entry = inspect_cubin(out / "group_gemm" / launch["cubin"]).entries[launch["entry"]]
+            assert [(o, s) for _, o, s in entry.params] == [(0, 8), (8, 4), (16, 8), (24, 4), (32, 8), (40, 4)]
+            [cubin] = [x for x in m["cubins"] if x["file"] == launch["cubin"]]
+            ir = (out / "group_gemm" / cubin["ir"][0]).read_text()
+            assert re.search(r"entry @\w+\((%arg\d+: tile<ptr<i64>>, %arg\d+: tile<i32>(, )?){3}\)", ir), ir[:400]
+            assert ir.count("tensor_view<?x5xi64, strides=[5,1]>") >= 3
 
 
 def _config(out: Path, op: str) -> dict:

@@ -13,7 +13,7 @@ from portbench_export.suite import Config, SuiteError
 from portbench_export.tilegym import fake_torch as ft
 from portbench_export.tilegym import jit
 from portbench_export.tilegym.operators import OPERATORS, TensorDecl
-from portbench_export.tilegym.plan import match_axes
+from portbench_export.tilegym.plan import Binder, match_axes
 from portbench_export.tilegym.tuning import load_record
 
 F16, F32 = ft.DTYPES["float16"], ft.DTYPES["float32"]
@@ -136,6 +136,59 @@ def test_jit_specialisation_of_arrays():
     with pytest.raises(Unsupported, match="exceeds the int32 index range"):
         jit.array_spec(tensor((2**31, 2)), 32, 0)
     assert jit.array_spec(tensor((2**31, 2)), 64, 0).index_bits == 64
+
+
+class _Ann:
+    """A kernel parameter annotation as cuTile's _annotated_function gives one (leaf, no hints)."""
+    KIND, constant, array, list, scalar = "leaf", False, None, None, None
+
+
+def _kernel(*names):
+    import inspect
+    from types import SimpleNamespace
+    sig = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    af = SimpleNamespace(pysig=sig, parameter_annotations=[_Ann()] * len(names),
+                         pyfunc=SimpleNamespace(__name__="k"))
+    return SimpleNamespace(_annotated_function=af)
+
+
+def test_a_list_of_arrays_is_one_list_constraint_of_what_every_item_shares():
+    a0, a1 = tensor((256, 64), name="a0"), tensor((256, 72), name="a1")    # 72 fp16 = 144 bytes: /16
+    odd = tensor((256, 60), name="a2")                                       # 120 bytes: not /16
+    [p] = jit.kernel_params(_kernel("As"), ([a0, a1],), lambda t: 0)
+    assert p.kind == "list" and p.array.ndim == 2 and p.array.index_bits == 32
+    assert p.array.shape_div16 == (True, False) and p.array.stride_div16 == (True, False)
+    [q] = jit.kernel_params(_kernel("As"), ([a0, odd],), lambda t: 0)
+    assert q.array.stride_div16 == (False, False) and q.array.shape_div16 == (True, False)
+    [r] = jit.kernel_params(_kernel("As"), ([a0, a1],), lambda t: 3 if t is a1 else 0)
+    assert r.array.base_aligned_16 is False                                 # one unaligned item
+    from cuda.tile.compilation import ListConstraint
+    sig = jit.signature([p], "k_test")
+    [c] = sig.parameters
+    assert isinstance(c, ListConstraint) and c.elements_may_alias and c.alias_groups == ()
+    assert c.element == jit.array_constraint(p.array)
+    with pytest.raises(Unsupported, match="vary in rank"):
+        jit.kernel_params(_kernel("As"), ([a0, tensor((4,))],), lambda t: 0)
+    with pytest.raises(Unsupported, match="vary in data type"):
+        jit.kernel_params(_kernel("As"), ([a0, tensor((4, 4), dtype=F32)],), lambda t: 0)
+    with pytest.raises(Unsupported, match="list parameter 'As' is empty"):
+        jit.kernel_params(_kernel("As"), ([],), lambda t: 0)
+
+
+def test_a_list_binds_as_an_array_table_of_whole_operator_tensors_and_its_length():
+    decls = [TensorDecl("a0", "float16", (8, 16), "in"), TensorDecl("a1", "float16", (8, 16), "in")]
+    named = {"a0": tensor((8, 16), name="a0"), "a1": tensor((8, 16), name="a1")}
+    b = Binder(decls, named, {})
+    [p] = jit.kernel_params(_kernel("As"), ([named["a1"], named["a0"]],), b.base_offset)
+    assert b.list_params(p) == [{"kind": "array_table", "tensors": ["a1", "a0"], "rank": 2, "index_type": "i32"},
+                                {"kind": "literal", "type": "i32", "value": 2}]
+    [v] = jit.kernel_params(_kernel("As"), ([named["a0"], named["a1"][2:]],), b.base_offset)
+    with pytest.raises(Unsupported, match=r"list 'As' item 1 is a \[6, 16\] view with strides \[16, 1\] of 'a1', "
+                                          r"not the whole tensor"):
+        b.list_params(v)
+    [w] = jit.kernel_params(_kernel("As"), ([named["a0"], tensor((8, 16), name=None)],), b.base_offset)
+    with pytest.raises(Unsupported, match="list 'As' item 1 is a wrapper allocation, not an operator tensor"):
+        b.list_params(w)
 
 
 def test_view_axes_bind_to_the_tensor_axes_they_are():

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from portbench_export import ExportError
-from portbench_export.manifest import Bundle, Launch, check_relpath, extent, literal, null, pack, ptr, stride
+from portbench_export.manifest import (Bundle, Launch, array_table, check_relpath, extent, literal, null, pack, ptr,
+                                       stride)
 from portbench_export.schema import validate_bundle, validate_manifest
 from portbench_export.suite import SuiteError, load_suite
 from portbench_export.triton import ptx_entry_params
@@ -43,6 +44,20 @@ def _bundle(tmp_path):
     return b, b.write(tmp_path)
 
 
+def test_tables_are_pointers_and_validate():
+    t = array_table(["a0", "a1"], 2, "i32")
+    assert t == {"kind": "array_table", "tensors": ["a0", "a1"], "rank": 2, "index_type": "i32"}
+    layout, end = pack([t, literal("i32", 2), {"kind": "ptr_table", "tensors": ["a0"]}, literal("i32", 1)])
+    assert layout == [(0, 8), (8, 4), (16, 8), (24, 4)] and end == 28
+
+
+def test_validator_accepts_tables(tmp_path):
+    b, _ = _bundle(tmp_path)
+    doc = copy.deepcopy(b.manifest())
+    doc["configs"][0]["launches"][0]["params"] += [array_table(["x"], 1, "i64"), {"kind": "ptr_table", "tensors": ["x"]}]
+    assert validate_manifest(doc) == []
+
+
 def test_written_bundle_validates(tmp_path):
     _, path = _bundle(tmp_path)
     assert validate_bundle(path) == []
@@ -70,6 +85,15 @@ MUTATIONS = {
         {"kind": "literal", "type": "i32", "value": True}),
     "scratch_undeclared": lambda d: d["configs"][0]["launches"][0]["params"].append(
         {"kind": "scratch", "name": "ws"}),
+    "array_table_no_tensors": lambda d: d["configs"][0]["launches"][0]["params"].append(
+        {"kind": "array_table", "tensors": [], "rank": 1, "index_type": "i32"}),
+    "array_table_rank": lambda d: d["configs"][0]["launches"][0]["params"].append(
+        {"kind": "array_table", "tensors": ["x"], "rank": -1, "index_type": "i32"}),
+    "array_table_index_type": lambda d: d["configs"][0]["launches"][0]["params"].append(
+        {"kind": "array_table", "tensors": ["x"], "rank": 1, "index_type": "u32"}),
+    "array_table_no_rank": lambda d: d["configs"][0]["launches"][0]["params"].append(
+        {"kind": "array_table", "tensors": ["x"], "index_type": "i32"}),
+    "ptr_table_name": lambda d: d["configs"][0]["launches"][0]["params"].append({"kind": "ptr_table", "tensors": [""]}),
     "no_configs": lambda d: d.update(configs=[]),
     "no_launches": lambda d: d["configs"][0].update(launches=[]),
     "config_extra": lambda d: d["configs"][0].update(note="x"),

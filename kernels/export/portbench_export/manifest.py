@@ -16,7 +16,7 @@ from . import SCHEMA, ExportError
 # Bytes of each scalar type in the kernel parameter buffer (natural alignment = size).
 TYPE_BYTES = {"i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
 INDEX_TYPES = ("i32", "i64", "u32")
-POINTER_KINDS = ("ptr", "scratch", "null")
+POINTER_KINDS = ("ptr", "scratch", "null", "ptr_table", "array_table")
 
 
 # ---- parameter constructors -------------------------------------------------------------------
@@ -44,6 +44,12 @@ def scratch(name: str) -> dict:
 
 def null() -> dict:
     return {"kind": "null"}
+
+
+def array_table(tensors: list[str], rank: int, index_type: str) -> dict:
+    """Device address of a table the harness builds: per tensor, its address, extents and strides
+    as 64-bit words (docs/bundle-manifest.md)."""
+    return {"kind": "array_table", "tensors": list(tensors), "rank": rank, "index_type": index_type}
 
 
 def param_bytes(p: dict) -> int:

@@ -33,7 +33,10 @@ PARAM_FIELDS = {
     "literal": {"kind", "type", "value"},
     "scratch": {"kind", "name"},
     "null": {"kind"},
+    "ptr_table": {"kind", "tensors"},
+    "array_table": {"kind", "tensors", "rank", "index_type"},
 }
+MAX_TABLE_RANK = 16     # harness/include/portbench/bundle/manifest.hpp k_max_table_rank
 INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1),
               "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
 # Fill and copy steps (launches[] entries with "step"): their views' element types and bytes.
@@ -100,6 +103,14 @@ def _check_param(v: _V, where: str, p: Any, scratch_names: set[str]):
                 v.err(where, f"'value' must be an integer in the range of {t}")
         elif not (isinstance(val, (int, float)) and not isinstance(val, bool) and math.isfinite(val)):
             v.err(where, f"'value' must be a finite number for {t}")
+    if kind in ("ptr_table", "array_table"):
+        if not (isinstance(p["tensors"], list) and p["tensors"] and all(_ident(t) for t in p["tensors"])):
+            v.err(where, "'tensors' must be a non-empty list of tensor names")
+    if kind == "array_table":
+        if not (_is_int(p["rank"]) and 0 <= p["rank"] <= MAX_TABLE_RANK):
+            v.err(where, f"'rank' must be an integer 0..{MAX_TABLE_RANK}")
+        if p["index_type"] not in ("i32", "i64"):
+            v.err(where, "'index_type' must be i32 or i64")
     if kind == "scratch" and p["name"] not in scratch_names:
         v.err(where, f"scratch '{p['name']}' is not declared in the configuration's 'scratch'")
 

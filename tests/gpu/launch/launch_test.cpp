@@ -18,6 +18,7 @@
 #include "portbench/cuda/memory.hpp"
 #include "portbench/cuda/stream.hpp"
 #include "portbench/measure/output_guard.hpp"
+#include "portbench/verify/device_tensors.hpp"
 #include "portbench/verify/numerics.hpp"
 #include "portbench/verify/output_digest.hpp"
 #include "test_support.hpp"
@@ -75,6 +76,50 @@ TEST_F(Launch, EveryBundleConfigurationIsCorrectOnRandomInputs) {
       EXPECT_TRUE(passed_frontends.count(std::string(fe) + "/" + op)) << fe << " " << op << " never passed";
     }
   }
+  // Every bundle whose kernels take descriptor tables (array_table: tilegym's group_gemm, a
+  // cuTile list of arrays) passed too, not only its first configuration.
+  for (const auto& dir : pt::all_bundles()) {
+    const pb::manifest m = pb::parse_manifest(dir / "manifest.json");
+    bool tables = false;
+    for (const auto& c : m.configs) {
+      for (const auto& l : c.launches) tables = tables || !pb::descriptor_tables({l}).empty();
+    }
+    if (tables) {
+      EXPECT_TRUE(passed_frontends.count(m.frontend + "/" + m.op)) << dir << ": array_table bundle never passed";
+    }
+  }
+}
+
+TEST_F(Launch, DescriptorTablesOnTheDeviceHoldTheHostWordsOfTheBoundTensors) {
+  // What the kernel reads through an array_table parameter: the table device_tensors built,
+  // downloaded, is each listed tensor's device address, extents and strides, packed.
+  std::size_t checked = 0;
+  for (const auto& dir : pt::all_bundles()) {
+    pb::bundle b = pb::load_bundle(dir);
+    for (const auto& plan : b.plan.configs) {
+      const auto tables = pb::descriptor_tables(plan.launches);
+      if (tables.empty()) continue;
+      SCOPED_TRACE(b.plan.frontend + " " + plan.config.id());
+      const auto& op = portbench::reference::find_operator(plan.config.op);
+      const auto host = portbench::reference::make_inputs(op, plan.config, 1);
+      pv::device_tensors dev(ctx, host, plan);
+      for (const auto& p : tables) {
+        const auto want = pb::table_descriptors(p, dev.tensors(), "test");
+        ASSERT_EQ(want.size(), p.tensors.size() * (1 + 2 * static_cast<std::size_t>(p.rank)));
+        const auto it = dev.scratch().array_tables.find(p.tensors);
+        ASSERT_NE(it, dev.scratch().array_tables.end());
+        std::vector<std::uint64_t> got(want.size());
+        PB_CU(ctx->api().cuMemcpyDtoH(got.data(), it->second, got.size() * sizeof(std::uint64_t)));
+        EXPECT_EQ(got, want);
+        for (std::size_t i = 0; i < p.tensors.size(); ++i) {
+          EXPECT_EQ(got[i * (1 + 2 * static_cast<std::size_t>(p.rank))], dev.tensors().at(p.tensors[i]).address);
+        }
+        ++checked;
+      }
+      break;   // one configuration per bundle
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no bundle with array_table parameters (tilegym's group_gemm: scripts/export_bundles.sh)";
 }
 
 TEST_F(Launch, PoisonIsOverwrittenForTwoDifferentPatterns) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every exported bundle's launches bind to its operator's tensors as the reference declares them
 // for that configuration: each tensor name, dimension, view offset and scratch buffer a launch
-// (of the chosen plan and of every variant) names exists (also in address tables) and each value
+// (of the chosen plan and of every variant) names exists (also in address and descriptor tables) and each value
 // fits its type; every fill and copy step's views bind (the tensor exists with that element type,
 // every element lies inside its tensor or scratch buffer, a copy's destination overlaps neither
 // itself nor its source); and the plan passes every output tensor to some launch or writes it by
@@ -40,13 +40,20 @@ std::size_t check_plan(const std::string& where, const pb::tensor_bindings& tens
     EXPECT_NO_THROW((void)pb::table_addresses(names, tensors, where)) << where;
     sb.tables[names] = (next += 0x1000000000ULL);
   }
+  // Descriptor tables likewise: every tensor exists, with the table's rank, its values in range.
+  for (const auto& p : pb::descriptor_tables(launches)) {
+    EXPECT_NO_THROW((void)pb::table_descriptors(p, tensors, where)) << where;
+    sb.array_tables[p.tensors] = (next += 0x1000000000ULL);
+  }
   std::set<std::string> passed;
   for (std::size_t k = 0; k < launches.size(); ++k) {
     const std::string at = where + ".launches[" + std::to_string(k) + "]";
     EXPECT_NO_THROW((void)pb::pack_params(launches[k], tensors, sb, at)) << at;
     for (const auto& p : launches[k].params) {
       if (p.kind == pb::param_kind::ptr) passed.insert(p.tensor);
-      if (p.kind == pb::param_kind::ptr_table) passed.insert(p.tensors.begin(), p.tensors.end());
+      if (p.kind == pb::param_kind::ptr_table || p.kind == pb::param_kind::array_table) {
+        passed.insert(p.tensors.begin(), p.tensors.end());
+      }
     }
   }
   std::size_t count = 0;

@@ -267,6 +267,67 @@ TEST_F(BrokenBundle, PointerTableMustNameTensors) {
   EXPECT_NE(load_error().find("params[0].tensors: missing field"), std::string::npos);
 }
 
+TEST_F(BrokenBundle, ArrayTableListsTensorsWithRankAndIndexType) {
+  // An array_table parameter is one 8-byte pointer, like the ptr it replaces: the cubin still agrees.
+  auto& params = manifest["configs"][0]["launches"][0]["params"];
+  ASSERT_EQ(params[0]["kind"], "ptr");
+  params[0] = {{"kind", "array_table"}, {"tensors", json::array({"y", "x"})}, {"rank", 1}, {"index_type", "i32"}};
+  save();
+  auto b = pb::load_bundle(dir);
+  const auto& p = b.plan.configs.at(0).launches.at(0).params.at(0);
+  EXPECT_EQ(p.kind, pb::param_kind::array_table);
+  EXPECT_EQ(p.tensors, (std::vector<std::string>{"y", "x"}));
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.index_type, pb::scalar_type::i32);
+  EXPECT_EQ(p.size(), 8u);
+  EXPECT_STREQ(pb::to_string(p.kind), "array_table");
+  manifest["configs"][0]["launches"][0]["params"][0]["index_type"] = "i64";
+  manifest["configs"][0]["launches"][0]["params"][0]["rank"] = 0;
+  save();
+  const auto b64 = pb::load_bundle(dir);
+  EXPECT_EQ(b64.plan.configs.at(0).launches.at(0).params.at(0).index_type, pb::scalar_type::i64);
+  EXPECT_EQ(b64.plan.configs.at(0).launches.at(0).params.at(0).rank, 0);
+}
+
+TEST_F(BrokenBundle, ArrayTableInPlaceOfA4ByteParameterDisagreesWithTheCubin) {
+  // The cubin parameter check still applies: an 8-byte table pointer where the entry takes 4 bytes.
+  auto& params = manifest["configs"][0]["launches"][0]["params"];
+  std::size_t i = 0;
+  while (i < params.size() && !(params[i].contains("type") && params[i]["type"] == "i32")) ++i;
+  ASSERT_LT(i, params.size()) << "the first bundle has no i32 parameter";
+  params[i] = {{"kind", "array_table"}, {"tensors", json::array({"x"})}, {"rank", 1}, {"index_type", "i32"}};
+  save();
+  const std::string msg = load_error();
+  EXPECT_NE(msg.find("manifest.json: configs[0].launches[0]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("array_table [x] rank 1 i32"), std::string::npos) << msg;
+}
+
+TEST_F(BrokenBundle, ArrayTableFieldsAreChecked) {
+  const json good = {{"kind", "array_table"}, {"tensors", json::array({"x", "y"})}, {"rank", 1}, {"index_type", "i32"}};
+  auto expect = [&](const char* field, const json& value, const std::string& want) {
+    json p = good;
+    if (value.is_null()) p.erase(field);
+    else p[field] = value;
+    manifest["configs"][0]["launches"][0]["params"][0] = p;
+    save();
+    const std::string msg = load_error();
+    EXPECT_NE(msg.find("manifest.json: configs[0].launches[0].params[0]." + want), std::string::npos)
+        << field << ": " << msg;
+  };
+  expect("tensors", nullptr, "tensors: missing field");
+  expect("tensors", json::array(), "tensors: lists no tensors");
+  expect("tensors", "x", "tensors: expected an array");
+  expect("tensors", json::array({"x", ""}), "tensors[1]: must name a tensor");
+  expect("rank", nullptr, "rank: missing field");
+  expect("rank", -1, "rank: must be 0..16");
+  expect("rank", 17, "rank: must be 0..16");
+  expect("rank", "2", "rank: ");
+  expect("index_type", nullptr, "index_type: missing field");
+  expect("index_type", "i16", "index_type: unknown type 'i16'");
+  expect("index_type", "u32", "index_type: must be i32 or i64");
+  expect("index_type", "f32", "index_type: must be i32 or i64");
+}
+
 TEST_F(BrokenBundle, UnsupportedConfigurationsKeepTheExportersReason) {
   // The first configuration moves from configs[] to unsupported[]: no plan, and the reason.
   json first = manifest["configs"][0];

@@ -22,12 +22,14 @@ struct tensor_binding {
   reference::tensor_spec spec;
 };
 using tensor_bindings = std::map<std::string, tensor_binding>;
-/// Device memory of a plan besides the operator's tensors: its declared scratch buffers, and the
+/// Device memory of a plan besides the operator's tensors: its declared scratch buffers, the
 /// address tables its `ptr_table` parameters point to (arrays of 64-bit addresses of the listed
-/// tensors' views, built by the harness from the tensor bindings).
+/// tensors' views) and the descriptor tables its `array_table` parameters point to (per listed
+/// tensor: address, extents, strides as 64-bit words), built by the harness from the bindings.
 struct scratch_bindings {
-  std::map<std::string, CUdeviceptr> buffers;               ///< by scratch name
-  std::map<std::vector<std::string>, CUdeviceptr> tables;   ///< by the tensors a table lists, in order
+  std::map<std::string, CUdeviceptr> buffers;                     ///< by scratch name
+  std::map<std::vector<std::string>, CUdeviceptr> tables;         ///< by the tensors a table lists, in order
+  std::map<std::vector<std::string>, CUdeviceptr> array_tables;   ///< by the tensors a table lists, in order
 };
 
 /// The distinct tensor lists of the `ptr_table` parameters of `launches`, in first-use order:
@@ -39,6 +41,18 @@ struct scratch_bindings {
 /// `where` and the tensor when one is not bound.
 [[nodiscard]] std::vector<std::uint64_t> table_addresses(const std::vector<std::string>& names,
                                                          const tensor_bindings& tensors, const std::string& where);
+
+/// The distinct `array_table` parameters of `launches` (by their tensor lists), in first-use
+/// order: the descriptor tables a plan needs built.
+[[nodiscard]] std::vector<param_binding> descriptor_tables(const std::vector<launch_spec>& launches);
+
+/// The contents of the descriptor table of array_table parameter `p`: for each listed tensor in
+/// order, 1 + 2 rank little-endian 64-bit words with no padding or header: the address of its
+/// view's start, its extents, then its strides in elements (two's complement). Throws
+/// bundle_error naming `where` and the tensor when one is not bound, has another rank than
+/// `p.rank`, or (index type i32) has an extent or stride beyond int32.
+[[nodiscard]] std::vector<std::uint64_t> table_descriptors(const param_binding& p, const tensor_bindings& tensors,
+                                                           const std::string& where);
 
 /// A launch's parameter buffer and the pointer array cuLaunchKernelEx takes.
 class packed_params {
@@ -56,7 +70,7 @@ class packed_params {
 };
 
 /// Packs `l`'s parameters; throws bundle_error naming `where` if a binding names an unknown
-/// tensor, dimension, scratch buffer or address table, or a value does not fit its type.
+/// tensor, dimension, scratch buffer, address or descriptor table, or a value does not fit its type.
 [[nodiscard]] packed_params pack_params(const launch_spec& l, const tensor_bindings& tensors,
                                         const scratch_bindings& scratch, const std::string& where);
 

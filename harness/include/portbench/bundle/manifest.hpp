@@ -18,8 +18,12 @@ namespace portbench::bundle {
 
 inline constexpr const char* k_manifest_schema = "portbench.bundle/1";
 
-enum class param_kind { ptr, extent, stride, literal, scratch, null, ptr_table };
+enum class param_kind { ptr, extent, stride, literal, scratch, null, ptr_table, array_table };
 enum class scalar_type { i32, i64, u32, u64, f32, f64 };
+
+/// The largest tensor rank an array_table entry may describe (a bound against typos, not a
+/// front end's limit).
+inline constexpr std::size_t k_max_table_rank = 16;
 
 [[nodiscard]] std::size_t size_of(scalar_type t) noexcept;
 [[nodiscard]] const char* to_string(scalar_type t) noexcept;
@@ -33,7 +37,9 @@ struct param_binding {
   std::variant<std::int64_t, double> value;  ///< literal
   std::string scratch;                       ///< scratch
   std::int64_t offset = 0;                   ///< ptr: the view starts this many elements in
-  std::vector<std::string> tensors;          ///< ptr_table: the tensors whose addresses the table holds, in order
+  std::vector<std::string> tensors;          ///< ptr_table, array_table: the tensors the table lists, in order
+  int rank = 0;                              ///< array_table: every listed tensor's rank (words per entry: 1 + 2 rank)
+  scalar_type index_type = scalar_type::i64; ///< array_table: the kernel's index type (i32: extents and strides must fit)
 
   [[nodiscard]] std::size_t size() const noexcept { return size_of(type); }
 };

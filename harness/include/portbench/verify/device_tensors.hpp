@@ -29,7 +29,8 @@ class device_tensors {
  public:
   /// Allocates every tensor of `host` and every scratch buffer of `plan`, uploads the inputs
   /// (role in and inout; outputs are poisoned before each launch instead), and builds the
-  /// address table of every ptr_table parameter of its launches.
+  /// address table of every ptr_table parameter and the descriptor table of every array_table
+  /// parameter of its launches.
   device_tensors(cuda::context_ptr ctx, const std::vector<reference::host_tensor>& host,
                  const bundle::config_plan& plan);
   /// Same, for several plans sharing the tensors (reference and port): every scratch buffer
@@ -82,7 +83,7 @@ class device_tensors {
   std::map<std::string, cuda::device_buffer> m_scratch;
   std::map<std::string, cuda::device_buffer> m_pristine;   ///< generated inout tensors, as generated
   std::vector<output_view> m_generated;
-  std::vector<cuda::device_buffer> m_tables;   ///< ptr_table address arrays
+  std::vector<cuda::device_buffer> m_tables;   ///< ptr_table address arrays, array_table descriptor arrays
   bundle::tensor_bindings m_bindings;
   bundle::scratch_bindings m_scratch_bindings;
 };

@@ -10,6 +10,9 @@ a view is where its byte offset is); per axis, for arrays of rank <= 5: stride c
 the stride is 1, stride divisible by 16 bytes where it is, shape divisible by 16 where it is,
 shape constant 1 where the extent is 1 (calling convention v2); stride lower bound 0; no alias
 groups (the JIT never assumes aliasing); may alias internally unless the elements are disjoint.
+A list of arrays (extract_py_list) is one ListConstraint over the AND of its items' bits, with
+elements_may_alias and no alias groups; it is passed as two parameters, the address of a device
+array of 1 + 2 ndim 64-bit words per item (address, shape, strides) and its int32 length.
 ct.Constant parameters become constants, a Python int an int32 scalar (int64 with
 ct.ScalarInt64), a Python float a float32 scalar."""
 from __future__ import annotations
@@ -84,9 +87,9 @@ def array_constraint(a: ArraySpec):
 class Param:
     """One kernel parameter as the JIT sees it: an array, a scalar or a constant."""
     name: str
-    kind: str                      # "array", "scalar", "constant"
-    value: Any                     # FakeTensor, int/float, or the constant's value
-    array: ArraySpec | None = None
+    kind: str                      # "array", "list", "scalar", "constant"
+    value: Any                     # FakeTensor, list of FakeTensor, int/float, or the constant's value
+    array: ArraySpec | None = None   # list: the one spec of every element (what they all share)
     scalar_type: str | None = None   # "i32", "i64", "f32"
 
 
@@ -112,13 +115,7 @@ def kernel_params(kernel, args: tuple, base_offset) -> list[Param]:
             bits = 64 if ann.array is not None and ann.array.index_dtype.bitwidth == 64 else 32
             out.append(Param(name, "array", v, array_spec(v, bits, base_offset(v))))
         elif isinstance(v, list):
-            # cuTile passes a list as (address, length) of a device array of per-array
-            # descriptors: the data address, then the shape and strides, as 64-bit words padded
-            # to a power-of-two item. A table of addresses (ptr_table) is not that layout.
-            raise Unsupported(f"{af.pyfunc.__name__}: list-of-arrays parameter '{name}' (a device array of "
-                              f"per-array descriptors: address, shape and strides as 64-bit words) cannot be "
-                              f"expressed in a portbench manifest (no parameter kind lays it down; ptr_table "
-                              f"holds addresses only)")
+            out.append(_list_param(af.pyfunc.__name__, name, ann, v, base_offset))
         elif isinstance(v, bool):
             raise Unsupported(f"{af.pyfunc.__name__}: bool scalar parameter '{name}' has no manifest literal type")
         elif isinstance(v, int):
@@ -133,15 +130,45 @@ def kernel_params(kernel, args: tuple, base_offset) -> list[Param]:
     return out
 
 
+def _list_param(func: str, name: str, ann, items: list, base_offset) -> Param:
+    """A list of arrays (cuda-tile 1.7 dispatcher, cext/tile_kernel.cpp extract_py_list): two
+    kernel parameters, the address of a device array of per-array descriptors and its length
+    (int32); one ListConstraint whose element is the AND of every item's specialisation bits
+    (ArrayTypeConstantBuilder::update), elements_may_alias, no alias groups
+    (parse_list_constraint). Items must agree in dtype and rank; an empty list is refused."""
+    if not items:
+        raise Unsupported(f"ct.launch refuses it: list parameter '{name}' is empty")
+    if not all(isinstance(t, FakeTensor) for t in items):
+        raise Unsupported(f"{func}: list parameter '{name}' holds something other than arrays")
+    if ann.list is not None and (ann.list.element.static_shape_dims or ann.list.element.static_stride_dims):
+        raise Unsupported(f"{func}: static shape/stride annotations are not modelled")
+    bits = 64 if ann.list is not None and ann.list.element.index_dtype.bitwidth == 64 else 32
+    specs = [array_spec(t, bits, base_offset(t)) for t in items]
+    first = specs[0]
+    if any(a.dtype != first.dtype for a in specs):
+        raise Unsupported(f"ct.launch refuses it: arrays in list '{name}' vary in data type")
+    if any(a.ndim != first.ndim for a in specs):
+        raise Unsupported(f"ct.launch refuses it: arrays in list '{name}' vary in rank")
+
+    def all_of(field: str) -> tuple[bool, ...]:
+        return tuple(all(x) for x in zip(*(getattr(a, field) for a in specs)))
+    spec = ArraySpec(first.dtype, first.ndim, bits, all(a.base_aligned_16 for a in specs), all_of("stride_one"),
+                     all_of("stride_div16"), all_of("shape_div16"), all_of("shape_one"),
+                     all(a.disjoint for a in specs))
+    return Param(name, "list", list(items), spec)
+
+
 def signature(params: list[Param], symbol: str):
     import cuda.tile as ct
-    from cuda.tile.compilation import CallingConvention, KernelSignature, ScalarConstraint
+    from cuda.tile.compilation import CallingConvention, KernelSignature, ListConstraint, ScalarConstraint
     cons = []
     for p in params:
         if p.kind == "constant":
             cons.append(p.value)
         elif p.kind == "array":
             cons.append(array_constraint(p.array))
+        elif p.kind == "list":
+            cons.append(ListConstraint(array_constraint(p.array), alias_groups=(), elements_may_alias=True))
         else:
             cons.append(ScalarConstraint({"i32": ct.int32, "i64": ct.int64, "f32": ct.float32}[p.scalar_type]))
     return KernelSignature(cons, CallingConvention.cutile_python_v2(), symbol=symbol)

@@ -10,6 +10,9 @@ scalars by value):
 - any other allocation of the wrapper (Rstd, split-KV partials, LSE, counters, ...) -> a
   declared scratch buffer named after the first kernel parameter that receives it, with its
   bytes, and "init": "zero" where the wrapper allocated it with torch.zeros;
+- a list of arrays (group_gemm's As, Bs, Cs) -> an `array_table` of the operator tensors it
+  lists, each whole as the reference declares it, then the list's length as an i32 literal (the
+  two kernel parameters cuTile lowers a list to);
 - scalars -> literals of the kernel's scalar type;
 - the wrapper's copies and fills through torch (fake_torch.CopyStep / FillStep) -> copy and fill
   steps in launches[], in the order the wrapper made them, each view given as tensor or scratch,
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cli import Unsupported
+from ..manifest import array_table
 from . import jit
 from .capture import LaunchRecord, Pass
 from .fake_torch import CopyStep, FakeTensor, FillStep, Storage, contiguous_strides, step_type
@@ -175,6 +179,25 @@ class Binder:
                for a, x in zip(axes, t.stride())]
         return [head] + ext + std
 
+    def list_params(self, p: jit.Param) -> list[dict]:
+        """A list of arrays: an `array_table` of the operator tensors it lists (the harness lays
+        down each one's address, extents and strides), then the list's length as an i32."""
+        names = []
+        for i, t in enumerate(p.value):
+            bound = self.by_storage.get(id(t.storage))
+            if bound is None:
+                raise Unsupported(f"list '{p.name}' item {i} is a wrapper allocation, not an operator tensor "
+                                  f"(an array_table lists operator tensors only)")
+            name, base = bound
+            d = self.decls[name]
+            if t.storage_offset() != base or tuple(t.shape) != tuple(d.shape) or tuple(t.stride()) != tuple(d.view_strides):
+                raise Unsupported(f"list '{p.name}' item {i} is a {list(t.shape)} view with strides "
+                                  f"{list(t.stride())} of '{name}', not the whole tensor (an array_table "
+                                  f"describes each tensor as the reference declares it)")
+            names.append(name)
+        it = "i64" if p.array.index_bits == 64 else "i32"
+        return [array_table(names, p.array.ndim, it), lit("i32", len(names))]
+
     def used_names(self) -> set[str]:
         return {n for n, _ in self.by_storage.values()}
 
@@ -247,6 +270,8 @@ def build_plan(p: Pass, decls: list[TensorDecl], named: dict[str, FakeTensor], o
         for q in params:
             if q.kind == "array":
                 mparams += binder.array_params(q)
+            elif q.kind == "list":
+                mparams += binder.list_params(q)
             elif q.kind == "scalar":
                 mparams.append(lit(q.scalar_type, q.value))
         ctas = hints.get("num_ctas") or 1
@@ -311,7 +336,8 @@ def _step_written_names(order: list[Any]) -> set[str]:
 
 
 def _launched_names(launches: list[PlanLaunch]) -> set[str]:
-    return {p["tensor"] for l in launches for p in l.params if p["kind"] == "ptr"}
+    return ({p["tensor"] for l in launches for p in l.params if p["kind"] == "ptr"}
+            | {n for l in launches for p in l.params if p["kind"] == "array_table" for n in p["tensors"]})
 
 
 def dense_like(d: TensorDecl) -> tuple[tuple[int, ...], tuple[int, ...]]:
