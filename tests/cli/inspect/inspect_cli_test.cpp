@@ -42,7 +42,7 @@ TEST(InspectCli, PrintsEntriesLayoutAndArchitectureOfEveryBundle) {
 }
 
 TEST(InspectCli, ABundleOfReasonsOnlyHasNothingToCheckAndSaysWhy) {
-  // What an exporter writes for an operator it cannot express (tilegym's group_gemm and moe):
+  // What an exporter writes for an operator it cannot express (tilegym's group_gemm):
   // built here from a real bundle, since which operators those are depends on the exporters.
   pt::temp_dir tmp;
   const auto dir = tmp.path() / "bundle";
