@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Proves launch-plan fill and copy steps and initialised scratch on the GPU (docs/bundle-manifest.md,
-# "Fill and copy steps"): builds the harness (preset gpu), runs the step tests, then
+# Proves launch-plan fill, copy and sum steps and initialised scratch on the GPU (docs/bundle-manifest.md,
+# "Fill, copy and sum steps"): builds the harness (preset gpu), runs the step tests, then
 # `portbench check` over the tilegym bundles whose plans hold steps.
 #
 # Here (no GPU):
@@ -10,8 +10,8 @@
 # Then, through the device tool, carrying bundles/ and bundles-steps/:
 #   bash scripts/device_steps.sh [BUNDLES_ROOT]                 # default bundles-steps/tilegym
 # Expected: every test below passes (none skipped), and `portbench check` prints numerics PASS
-# for every configuration of attention_sink, attention_sink_decode, chunk_gated_delta_rule and
-# moe_align_block, exit 0.
+# for every configuration of attention_sink, attention_sink_decode, chunk_gated_delta_rule,
+# moe_align_block and moe (its plans end with a sum step), exit 0.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,8 +31,8 @@ fi
 
 rc=0
 echo "== step tests =="
-# Steps.*: every copy type pair, strided views, 32/64-bit index paths, fills and scratch inits on
-# the device. StepsSweep.*: plans with steps through `portbench run` (EXECUTED and correct, a
+# Steps.*: every copy type pair, strided views, 32/64-bit index paths, fills and scratch inits,
+# sums against a host sum, on the device. StepsSweep.*: plans with steps through `portbench run` (EXECUTED and correct, a
 # foreign kernel beside declared steps, the tilegym smoke plans with steps A/A).
 # StepsManifest/StepKernels/PlanRecords: the CPU tests, also here (NVRTC of the host toolkit).
 for t in "tests/gpu/launch/portbench.test.gpu.launch --gtest_filter=Steps.*" \

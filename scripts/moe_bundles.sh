@@ -2,15 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # moe bundles of issue 17, made here without a GPU:
 #   build/moe.json             the 4 moe configurations of configs/tilegym.json
-#   bundles-moe/tilegym        tilegym's export: no plan (the wrapper's final top-k sum is
-#                              torch.sum / torch.add, which no plan step expresses), the reasons
-#                              in unsupported[] for portbench run's unpaired list
+#   bundles-moe/tilegym        tilegym's export: fill, its 7 kernels, then the wrapper's final
+#                              top-k sum (torch.sum / torch.add) as a plan's sum step
 #   bundles-moe/cutile_rust    the port: align, GEMM 1, silu_and_mul, GEMM 2 x routing weight,
 #                              top-k sum; every configuration with its variants
 #   bundles-moe.tar.xz         both, for the device machine
 # GPU (the lead):
 #   portbench check bundles-moe/cutile_rust
-#   portbench check bundles-moe/tilegym          (nothing to check: no plans; prints the reasons)
+#   portbench check bundles-moe/tilegym          (numerics of the 4 plans, the sum step included)
 #   portbench run --ref bundles-moe/tilegym --port bundles-moe/cutile_rust --suite build/moe.json --runs 4
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

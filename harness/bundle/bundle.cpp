@@ -145,7 +145,7 @@ bundle load_bundle(const std::filesystem::path& dir) {
     b.cubins.push_back(std::move(c));
   }
   // Kernel launches are named by their position in the manifest's launches[], which also
-  // holds the plan's fill and copy steps.
+  // holds the plan's harness steps (fill, copy, sum).
   auto check_all = [&](std::vector<launch_spec>& launches, const std::vector<plan_step>& steps, const std::string& prefix) {
     for (const auto& st : steps) {
       if (st.kind != step_kind::kernel) continue;

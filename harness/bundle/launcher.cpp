@@ -255,10 +255,12 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
   // Every step is bound and checked before anything is enqueued: a bad view launches nothing.
   std::vector<bound_view> fills;
   std::vector<bound_copy> copies;
+  std::vector<bound_sum> sums;
   for (const auto& st : m_plan->steps) {
     const std::string at = m_where + ": launches[" + std::to_string(st.index) + "]";
     if (st.kind == step_kind::fill) fills.push_back(bind_view(st.fill.target, tensors, scratch, m_plan->scratch, at + ".target"));
     if (st.kind == step_kind::copy) copies.push_back(bind_copy(st.copy, tensors, scratch, m_plan->scratch, at));
+    if (st.kind == step_kind::sum) sums.push_back(bind_sum(st.sum, tensors, scratch, m_plan->scratch, at));
   }
   // Buffers the exporter declared initialised (a wrapper's torch.zeros, or torch.tensor of one
   // host value) hold that value at the start of every execution of the plan. These are memsets
@@ -281,7 +283,7 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
     else if (m.unit == 2) PB_CU(api.cuMemsetD16Async(it->second, static_cast<unsigned short>(m.pattern), m.count, s.native()));
     else PB_CU(api.cuMemsetD32Async(it->second, m.pattern, m.count, s.native()));
   }
-  std::size_t next_fill = 0, next_copy = 0;
+  std::size_t next_fill = 0, next_copy = 0, next_sum = 0;
   for (const auto& st : m_plan->steps) {
     switch (st.kind) {
       case step_kind::kernel:
@@ -292,6 +294,9 @@ void loaded_plan::enqueue(const cuda::stream& s, const tensor_bindings& tensors,
         break;
       case step_kind::copy:
         m_steps->copy(s, copies[next_copy++]);
+        break;
+      case step_kind::sum:
+        m_steps->sum(s, sums[next_sum++]);
         break;
     }
   }

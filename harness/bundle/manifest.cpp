@@ -257,8 +257,27 @@ plan_step parse_step(const field& l, const std::string& kind, const std::set<std
     if (st.copy.src.shape != st.copy.dst.shape) {
       l.at("dst").at("shape").fail(shape_text(st.copy.dst.shape) + " differs from src.shape " + shape_text(st.copy.src.shape));
     }
+  } else if (kind == "sum") {
+    only_fields(l, {"step", "src", "dst", "axis"});
+    st.kind = step_kind::sum;
+    st.sum.src = parse_view(l.at("src"), scratch_names);
+    st.sum.dst = parse_view(l.at("dst"), scratch_names);
+    const field axis = l.at("axis");
+    const std::int64_t a = axis.integer();
+    const auto rank = static_cast<std::int64_t>(st.sum.src.shape.size());
+    if (a < 0 || a >= rank) axis.fail(std::to_string(a) + " is not an axis of src (rank " + std::to_string(rank) + ")");
+    st.sum.axis = static_cast<std::size_t>(a);
+    const auto want = sum_result_shape(st.sum.src.shape, st.sum.axis);
+    if (st.sum.dst.shape != want) {
+      l.at("dst").at("shape").fail(shape_text(st.sum.dst.shape) + " is not src.shape " + shape_text(st.sum.src.shape) +
+                                   " without axis " + std::to_string(a) + " (" + shape_text(want) + ")");
+    }
+    if (is_floating(st.sum.src.type) != is_floating(st.sum.dst.type)) {
+      l.at("dst").at("type").fail(std::string("a sum of ") + to_string(st.sum.src.type) + " into " +
+                                  to_string(st.sum.dst.type) + ": src and dst are both floating or both integer");
+    }
   } else {
-    l.at("step").fail("unknown step '" + kind + "' (expected \"fill\" or \"copy\"; a kernel launch has no \"step\")");
+    l.at("step").fail("unknown step '" + kind + "' (expected \"fill\", \"copy\" or \"sum\"; a kernel launch has no \"step\")");
   }
   return st;
 }
@@ -334,8 +353,8 @@ void parse_plan_body(const field& c, const std::set<std::string>& cubin_files, s
     }
     launches_out.push_back(std::move(spec));
   }
-  // Fills and copies are the harness's own work: a plan must run something of the bundle.
-  if (launches_out.empty()) launches.fail("the plan launches no kernel (fill and copy steps alone run nothing of the bundle)");
+  // Steps are the harness's own work: a plan must run something of the bundle.
+  if (launches_out.empty()) launches.fail("the plan launches no kernel (harness steps alone run nothing of the bundle)");
 }
 
 }  // namespace
@@ -411,6 +430,15 @@ std::int64_t view_spec::elements() const noexcept {
   std::int64_t n = 1;
   for (auto e : shape) n *= e;
   return n;
+}
+
+std::vector<std::int64_t> sum_result_shape(const std::vector<std::int64_t>& shape, std::size_t axis) {
+  std::vector<std::int64_t> out;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (k != axis) out.push_back(shape[k]);
+  }
+  if (out.empty()) out.push_back(1);   // a view has at least one extent
+  return out;
 }
 
 std::string view_spec::describe() const {

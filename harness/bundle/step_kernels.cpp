@@ -3,6 +3,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 #include "portbench/bundle/error.hpp"
@@ -26,8 +27,10 @@ struct step_args {
   std::uint32_t magic[k_max_view_rank]{};
   std::uint32_t shift[k_max_view_rank]{};
   std::uint64_t pattern = 0;        ///< fill: the element's bits
+  std::int64_t reduce_n = 0;        ///< sum: extent of the summed axis
+  std::int64_t reduce_stride = 0;   ///< sum: its stride in src
 };
-static_assert(sizeof(step_args) == 232);
+static_assert(sizeof(step_args) == 248);
 
 constexpr const char* k_common = R"(
 #define PB_MAX_RANK 6
@@ -38,6 +41,7 @@ struct portbench_step_args {
   long long shape[PB_MAX_RANK], src_stride[PB_MAX_RANK], dst_stride[PB_MAX_RANK];
   unsigned int magic[PB_MAX_RANK], shift[PB_MAX_RANK];
   unsigned long long pattern;
+  long long reduce_n, reduce_stride;
 };
 
 // Element offsets in src and dst of linear index i, row-major over shape. Narrow: indices and
@@ -101,6 +105,22 @@ __device__ __forceinline__ void pb_copy(const portbench_step_args& a) {
     long long so, dof;
     pb_offsets<Narrow>(a, i, so, dof);
     dst[dof] = C::cvt(src[so]);
+  }
+}
+
+// One thread per dst element: acc = x_0, then acc += x_j in index order over the summed axis,
+// each x_j widened to the accumulator A; one rounding to D at the end.
+template <typename S, typename D, typename A, typename In, typename Out, bool Narrow>
+__device__ __forceinline__ void pb_sum(const portbench_step_args& a) {
+  const S* src = reinterpret_cast<const S*>(a.src);
+  D* dst = reinterpret_cast<D*>(a.dst);
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += step) {
+    long long so, dof;
+    pb_offsets<Narrow>(a, i, so, dof);
+    A acc = In::cvt(src[so]);
+    for (long long j = 1; j < a.reduce_n; ++j) acc += In::cvt(src[so + j * a.reduce_stride]);
+    dst[dof] = Out::cvt(acc);
   }
 }
 
@@ -242,11 +262,19 @@ std::size_t step_kernel_param_bytes() noexcept { return sizeof(step_args); }
 
 std::string step_kernel_source(const step_kernel_set& set) {
   std::string src = k_common;
+  // One conversion struct per type pair, shared by copies and sums.
+  std::set<std::pair<element_type, element_type>> defined;
+  const auto cvt_struct = [&](element_type s, element_type d) {
+    const std::string cvt = "pb_cvt_" + std::string(to_string(s)) + "_" + to_string(d);
+    if (defined.insert({s, d}).second) {
+      src += "struct " + cvt + " { static __device__ __forceinline__ " + std::string(storage(d)) + " cvt(" + storage(s) +
+             " x) { " + conversion(s, d) + " } };\n";
+    }
+    return cvt;
+  };
   for (const auto& [s, d] : set.copies) {
     const std::string S = storage(s), D = storage(d), name = copy_entry(s, d);
-    const std::string cvt = "pb_cvt_" + std::string(to_string(s)) + "_" + to_string(d);
-    src += "struct " + cvt + " { static __device__ __forceinline__ " + D + " cvt(" + S + " x) { " + conversion(s, d) +
-           " } };\n";
+    const std::string cvt = cvt_struct(s, d);
     src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_step_block) + ") " + name +
            "(const portbench_step_args a) {\n  if (a.narrow) pb_copy<" + S + ", " + D + ", " + cvt +
            ", true>(a);\n  else pb_copy<" + S + ", " + D + ", " + cvt + ", false>(a);\n}\n";
@@ -255,6 +283,14 @@ std::string step_kernel_source(const step_kernel_set& set) {
     const std::string T = fill_storage(bytes);
     src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_step_block) + ") " + fill_entry(bytes) +
            "(const portbench_step_args a) {\n  if (a.narrow) pb_fill<" + T + ", true>(a);\n  else pb_fill<" + T +
+           ", false>(a);\n}\n";
+  }
+  for (const auto& [s, d] : set.sums) {
+    const element_type acc = sum_accumulator(s, d);
+    const std::string targs = std::string(storage(s)) + ", " + storage(d) + ", " + storage(acc) + ", " + cvt_struct(s, acc) +
+                              ", " + cvt_struct(acc, d);
+    src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_step_block) + ") " + sum_entry(s, d) +
+           "(const portbench_step_args a) {\n  if (a.narrow) pb_sum<" + targs + ", true>(a);\n  else pb_sum<" + targs +
            ", false>(a);\n}\n";
   }
   return src;
@@ -268,6 +304,7 @@ step_kernels::step_kernels(cuda::context_ptr ctx, const step_kernel_set& set) : 
     m_kernels.emplace(e, cuda::kernel(module, e));
   }
   for (std::size_t bytes : set.fill_sizes) m_kernels.emplace(fill_entry(bytes), cuda::kernel(module, fill_entry(bytes)));
+  for (const auto& [src, dst] : set.sums) m_kernels.emplace(sum_entry(src, dst), cuda::kernel(module, sum_entry(src, dst)));
 }
 
 void step_kernels::launch(const std::string& entry, const cuda::stream& s, void* args, std::int64_t elements) const {
@@ -284,6 +321,22 @@ void step_kernels::launch(const std::string& entry, const cuda::stream& s, void*
 void step_kernels::copy(const cuda::stream& s, const bound_copy& c) const {
   step_args a = make_args(c.src, c.dst);
   launch(copy_entry(c.src.type, c.dst.type), s, &a, a.n);
+}
+
+void step_kernels::sum(const cuda::stream& s, const bound_sum& b) const {
+  // src without the summed axis indexes like dst (equal shapes); the axis is the inner loop,
+  // its offsets in 64 bits on either path.
+  bound_view outer = b.src;
+  outer.shape = sum_result_shape(b.src.shape, b.axis);
+  outer.strides.clear();
+  for (std::size_t k = 0; k < b.src.strides.size(); ++k) {
+    if (k != b.axis) outer.strides.push_back(b.src.strides[k]);
+  }
+  if (outer.strides.empty()) outer.strides.push_back(0);
+  step_args a = make_args(outer, b.dst);
+  a.reduce_n = b.src.shape[b.axis];
+  a.reduce_stride = b.src.strides[b.axis];
+  launch(sum_entry(b.src.type, b.dst.type), s, &a, a.n);
 }
 
 void step_kernels::fill(const cuda::stream& s, const bound_view& dst, std::uint64_t bits) const {

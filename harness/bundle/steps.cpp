@@ -126,17 +126,34 @@ bound_copy bind_copy(const copy_step& c, const tensor_bindings& tensors, const s
   return b;
 }
 
+bound_sum bind_sum(const sum_step& st, const tensor_bindings& tensors, const scratch_bindings& scratch,
+                   const std::vector<scratch_spec>& scratch_specs, const std::string& where) {
+  const bound_copy views = bind_copy({st.src, st.dst}, tensors, scratch, scratch_specs, where);
+  return {views.src, views.dst, st.axis};
+}
+
 void check_steps(const std::vector<plan_step>& steps, const std::vector<scratch_spec>& scratch_specs,
                  const tensor_bindings& tensors, const scratch_bindings& scratch, const std::string& where) {
   for (const auto& st : steps) {
     const std::string at = where + ".launches[" + std::to_string(st.index) + "]";
     if (st.kind == step_kind::fill) (void)bind_view(st.fill.target, tensors, scratch, scratch_specs, at + ".target");
     if (st.kind == step_kind::copy) (void)bind_copy(st.copy, tensors, scratch, scratch_specs, at);
+    if (st.kind == step_kind::sum) (void)bind_sum(st.sum, tensors, scratch, scratch_specs, at);
   }
 }
 
 std::string copy_entry(element_type src, element_type dst) {
   return std::string("portbench_copy_") + to_string(src) + "_" + to_string(dst);
+}
+
+std::string sum_entry(element_type src, element_type dst) {
+  return std::string("portbench_sum_") + to_string(src) + "_" + to_string(dst);
+}
+
+element_type sum_accumulator(element_type src, element_type dst) noexcept {
+  if (src == element_type::f64 || dst == element_type::f64) return element_type::f64;
+  if (is_floating(src) || is_floating(dst)) return element_type::f32;
+  return element_type::i64;
 }
 
 std::string fill_entry(std::size_t bytes) { return "portbench_fill_" + std::to_string(8 * bytes); }
@@ -196,6 +213,9 @@ std::vector<expected_record> expected_records(const std::vector<launch_spec>& la
       case step_kind::copy:
         out.push_back({copy_entry(st.copy.src.type, st.copy.dst.type), step_grid(st.copy.dst.elements(), sm_count), true});
         break;
+      case step_kind::sum:
+        out.push_back({sum_entry(st.sum.src.type, st.sum.dst.type), step_grid(st.sum.dst.elements(), sm_count), true});
+        break;
     }
   }
   return out;
@@ -211,6 +231,10 @@ step_kernel_set needed_step_kernels(const std::vector<plan_step>& steps) {
     if (st.kind == step_kind::copy) {
       const std::pair<element_type, element_type> p{st.copy.src.type, st.copy.dst.type};
       if (std::find(k.copies.begin(), k.copies.end(), p) == k.copies.end()) k.copies.push_back(p);
+    }
+    if (st.kind == step_kind::sum) {
+      const std::pair<element_type, element_type> p{st.sum.src.type, st.sum.dst.type};
+      if (std::find(k.sums.begin(), k.sums.end(), p) == k.sums.end()) k.sums.push_back(p);
     }
   }
   return k;

@@ -61,7 +61,7 @@ void print_bundle(const bundle::bundle& b) {
   }
   std::printf("check     OK: %zu launches in %zu configs agree with their cubins' parameter tables", launches,
               m.configs.size());
-  if (steps > 0) std::printf(" (and %zu fill and copy steps)", steps);
+  if (steps > 0) std::printf(" (and %zu harness steps: fill, copy, sum)", steps);
   std::printf("\n");
 }
 

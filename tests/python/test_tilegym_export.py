@@ -38,10 +38,10 @@ ALL_OPS = {"rms_norm", "layer_norm_legacy", "softmax", "rope", "silu_and_mul", "
            "gemma_attention", "gemma_attention_decode", "mla", "mla_decoding", "mla_decoding_split_kv", "moe",
            "moe_align_block", "recurrent_gated_delta_rule", "chunk_gated_delta_rule"}
 # What the pinned package's wrappers need that a launch plan cannot hold (docs/exporters.md):
-# moe's sum of its top-k partial outputs (torch.add for top_k 2, torch.sum above: a reduction,
-# neither a copy nor a fill).
+# None since group_gemm's lists of arrays are array tables and moe's sum of its top-k partial
+# outputs is a plan's sum step (tests/python/test_tilegym_moe.py); a configuration the package
+# cannot express would be listed here with its reason.
 EXPECTED_SKIPS = {
-    "moe": "torch.add() runs a torch kernel",
 }
 SUMMARY = re.compile(r"^summary: tilegym/(\w+): exported (\d+) of (\d+)(?: \(skipped: (.*)\))?$", re.M)
 
@@ -91,6 +91,8 @@ def test_every_configuration_is_exported_or_skipped_with_its_reason(which, smoke
         if op in EXPECTED_SKIPS:
             assert skips and all(EXPECTED_SKIPS[op] in s for s in skips), skips
             assert EXPECTED_SKIPS[op] in (m.group(4) or "")
+        else:
+            assert not skips, skips
     covered = set(_suite_ops(SMOKE)) | set(_suite_ops(EXTRA))
     assert covered == ALL_OPS
 
@@ -108,7 +110,9 @@ def test_the_seven_corpus_operators_and_the_gemm_and_attention_kernels_export(sm
             "splitk_reduce", "fmha", "flash_decode", "gemma_attention", "gemma_attention_decode", "mla",
             "mla_decoding", "mla_decoding_split_kv", "recurrent_gated_delta_rule",
             # the wrappers that copy or fill through torch: plans with copy and fill steps
-            "attention_sink", "attention_sink_decode", "chunk_gated_delta_rule", "moe_align_block"} <= got
+            "attention_sink", "attention_sink_decode", "chunk_gated_delta_rule", "moe_align_block",
+            # and its top-k sum a sum step
+            "moe"} <= got
     assert got == ALL_OPS
     # The operators no plan can hold still have a manifest, with reasons and nothing else.
     assert {op for op, m in manifests(out).items() if not m["configs"]} == set(EXPECTED_SKIPS)
@@ -159,7 +163,7 @@ def test_bundles_validate_and_portbench_inspect_accepts_them(smoke, extra):
             assert r.returncode == 0, f"{op}: {r.stderr}"
             if manifests(run[1])[op]["configs"]:
                 assert "check     OK:" in r.stdout
-            else:   # a bundle of reasons only (tilegym's moe): nothing checked is not OK
+            else:   # a bundle of reasons only: nothing checked is not OK
                 assert "check     nothing to check: no plans" in r.stdout, r.stdout
                 assert "check     OK:" not in r.stdout
 
@@ -443,7 +447,7 @@ def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
 
 def test_skipped_configurations_carry_their_reasons_to_portbench_run(smoke, tmp_path):
     """Every skip line is in its manifest's unsupported[] with the same reason; an operator with
-    no plan at all (moe: the final top-k sum is torch's) still gets a manifest (no cubins, no
+    no plan at all (group_gemm: a list-of-arrays parameter) still gets a manifest (no cubins, no
     configs), and `portbench run` names the reason in its unpaired list."""
     r, out = smoke
     ms = manifests(out)
@@ -454,18 +458,19 @@ def test_skipped_configurations_carry_their_reasons_to_portbench_run(smoke, tmp_
         op = cid.split("/")[0]
         listed = [_cid(op, u["params"]) + ": " + u["reason"] for u in ms[op].get("unsupported", [])]
         assert f"{cid}: {reason}" in listed, (line, listed)
-    moe = ms["moe"]
-    assert (moe["cubins"], moe["configs"]) == ([], [])
-    assert all("torch.sum over dim 1" in u["reason"] for u in moe["unsupported"])
-    assert validate_bundle(out / "moe") == []
+    gg = ms["group_gemm"]
+    assert (gg["cubins"], gg["configs"]) == ([], [])
+    assert all("list-of-arrays parameter 'As'" in u["reason"] for u in gg["unsupported"])
+    assert validate_bundle(out / "group_gemm") == []
     if not PORTBENCH.is_file():
         pytest.skip(f"{PORTBENCH} not built (cmake --preset ci-cpu && cmake --build --preset ci-cpu)")
-    suite = tmp_path / "moe.json"
-    suite.write_text(json.dumps({"suite": "moe-only", "configs": [{"op": "moe", "params": p} for p in suite_configs(SMOKE, "moe")]}))
-    run = subprocess.run([str(PORTBENCH), "run", "--ref", str(out / "moe"), "--port", str(out / "moe"), "--suite", str(suite)],
-                         capture_output=True, text=True, timeout=120)
+    suite = tmp_path / "group_gemm.json"
+    suite.write_text(json.dumps({"suite": "group_gemm-only",
+                                 "configs": [{"op": "group_gemm", "params": p} for p in suite_configs(SMOKE, "group_gemm")]}))
+    run = subprocess.run([str(PORTBENCH), "run", "--ref", str(out / "group_gemm"), "--port", str(out / "group_gemm"),
+                          "--suite", str(suite)], capture_output=True, text=True, timeout=120)
     assert run.returncode != 0
-    unpaired = [l for l in run.stderr.splitlines() if l.startswith("portbench: not paired: moe/")]
-    assert len(unpaired) == len(suite_configs(SMOKE, "moe")), run.stderr
-    assert all("the reference bundle has no plan for it (tilegym: tilegym's wrapper needs real GPU compute through torch" in l
+    unpaired = [l for l in run.stderr.splitlines() if l.startswith("portbench: not paired: group_gemm/")]
+    assert len(unpaired) == len(suite_configs(SMOKE, "group_gemm")), run.stderr
+    assert all("the reference bundle has no plan for it (tilegym: " in l and "list-of-arrays parameter 'As'" in l
                for l in unpaired), unpaired

@@ -39,12 +39,14 @@ PARAM_FIELDS = {
 MAX_TABLE_RANK = 16     # harness/include/portbench/bundle/manifest.hpp k_max_table_rank
 INT_RANGES = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1),
               "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
-# Fill and copy steps (launches[] entries with "step"): their views' element types and bytes.
+# Fill, copy and sum steps (launches[] entries with "step"): their views' element types and bytes.
 ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
                  "u64": 8, "u32": 4, "u16": 2, "u8": 1}
 ELEMENT_RANGES = {**INT_RANGES, "i16": (-2**15, 2**15 - 1), "i8": (-128, 127), "u16": (0, 2**16 - 1), "u8": (0, 255)}
 MAX_VIEW_RANK = 6
-STEP_FIELDS = {"fill": {"step", "target", "value"}, "copy": {"step", "src", "dst"}}
+STEP_FIELDS = {"fill": {"step", "target", "value"}, "copy": {"step", "src", "dst"},
+               "sum": {"step", "src", "dst", "axis"}}
+FLOAT_ELEMENTS = {"f64", "f32", "f16", "bf16"}
 
 
 def _is_int(v: Any) -> bool:
@@ -176,8 +178,22 @@ def _check_step(v: _V, where: str, l: dict, scratch: dict[str, int]) -> None:
         return
     a = _check_view(v, f"{where}.src", l["src"], scratch)
     b = _check_view(v, f"{where}.dst", l["dst"], scratch)
-    if a is not None and b is not None and a != b:
-        v.err(f"{where}.dst", f"shape {b} differs from src shape {a}")
+    if kind == "copy":
+        if a is not None and b is not None and a != b:
+            v.err(f"{where}.dst", f"shape {b} differs from src shape {a}")
+        return
+    axis = l["axis"]
+    if a is None or b is None:
+        return
+    if not (_is_int(axis) and 0 <= axis < len(a)):
+        v.err(f"{where}.axis", f"must be an axis of src (an integer in [0, {len(a)}))")
+        return
+    want = [x for k, x in enumerate(a) if k != axis] or [1]
+    if b != want:
+        v.err(f"{where}.dst", f"shape {b} is not src shape {a} without axis {axis} ({want})")
+    if (l["src"]["type"] in FLOAT_ELEMENTS) != (l["dst"]["type"] in FLOAT_ELEMENTS):
+        v.err(f"{where}.dst", f"a sum of {l['src']['type']} into {l['dst']['type']}: src and dst are both "
+                              f"floating or both integer")
 
 
 def validate_manifest(doc: Any, bundle_dir: str | Path | None = None) -> list[str]:
@@ -295,7 +311,7 @@ def _check_plan(v: _V, w: str, plan: dict, cubin_files: set[str]) -> None:
         v.err(f"{w}.launches", "must be a non-empty array")
         return
     if all(isinstance(l, dict) and "step" in l for l in plan["launches"]):
-        v.err(f"{w}.launches", "launches no kernel (fill and copy steps alone run nothing of the bundle)")
+        v.err(f"{w}.launches", "launches no kernel (harness steps alone run nothing of the bundle)")
     for j, l in enumerate(plan["launches"]):
         wl = f"{w}.launches[{j}]"
         if isinstance(l, dict) and "step" in l:

@@ -42,7 +42,8 @@ TEST(InspectCli, PrintsEntriesLayoutAndArchitectureOfEveryBundle) {
 }
 
 TEST(InspectCli, ABundleOfReasonsOnlyHasNothingToCheckAndSaysWhy) {
-  // What an exporter writes for an operator it cannot express (tilegym's moe):
+  // What an exporter writes for an operator it cannot express (none of tilegym's since
+  // group_gemm's array tables and moe's sum step):
   // built here from a real bundle, since which operators those are depends on the exporters.
   pt::temp_dir tmp;
   const auto dir = tmp.path() / "bundle";

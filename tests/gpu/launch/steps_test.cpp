@@ -6,6 +6,7 @@
 // every element of their view and nothing else. Skips (visibly) without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -269,6 +270,165 @@ TEST_F(Steps, ScratchInitsAndFillKernelsSetTheirViewAndNothingElse) {
     for (int c = 0; c < 20; ++c) want[5 + 300 * r + 2 * c] = 0x3800u;   // 0.5
   }
   for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(load_bits(h, i, et::f16), want[i]) << i;
+}
+
+// ---- sums --------------------------------------------------------------------------------
+
+struct sum_case {
+  const char* name;
+  et src_type, dst_type;
+  std::int64_t src_offset;
+  std::vector<std::int64_t> src_shape, src_strides;
+  std::size_t axis;
+  std::int64_t dst_offset;
+  std::vector<std::int64_t> dst_strides;
+};
+
+// What a sum step must write at every dst element: acc = x_0, acc += x_j in index order in the
+// accumulator type (fp64 where either side is f64, fp32 for other floats, int64 for integers),
+// rounded once to dst's type.
+void host_sum(const sum_case& c, const std::vector<std::byte>& src, std::vector<std::byte>& dst) {
+  const auto dshape = pb::sum_result_shape(c.src_shape, c.axis);
+  std::vector<std::int64_t> outer_strides;
+  for (std::size_t k = 0; k < c.src_strides.size(); ++k) {
+    if (k != c.axis) outer_strides.push_back(c.src_strides[k]);
+  }
+  if (outer_strides.empty()) outer_strides.push_back(0);
+  const et acc = pb::sum_accumulator(c.src_type, c.dst_type);
+  std::vector<std::int64_t> idx(dshape.size(), 0);
+  std::int64_t n = 1;
+  for (auto e : dshape) n *= e;
+  for (std::int64_t e = 0; e < n; ++e) {
+    std::int64_t so = c.src_offset, dof = c.dst_offset;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      so += idx[k] * outer_strides[k];
+      dof += idx[k] * c.dst_strides[k];
+    }
+    double d = 0;
+    float f = 0;
+    std::int64_t i = 0;
+    for (std::int64_t j = 0; j < c.src_shape[c.axis]; ++j) {
+      const value v = decode(c.src_type, load_bits(src, so + j * c.src_strides[c.axis], c.src_type));
+      if (acc == et::f64) d = j == 0 ? v.d : d + v.d;
+      else if (acc == et::f32) f = j == 0 ? static_cast<float>(v.d) : f + static_cast<float>(v.d);   // exact widening
+      else i = j == 0 ? v.i : static_cast<std::int64_t>(static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(v.i));
+    }
+    std::uint64_t bits = 0;
+    if (acc == et::i64) bits = convert(et::i64, c.dst_type, static_cast<std::uint64_t>(i));
+    else if (acc == et::f64) bits = convert(et::f64, c.dst_type, std::bit_cast<std::uint64_t>(d));
+    else bits = convert(et::f32, c.dst_type, std::bit_cast<std::uint32_t>(f));
+    store_bits(dst, dof, c.dst_type, bits);
+    for (std::size_t k = idx.size(); k-- > 0;) {
+      if (++idx[k] < dshape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+TEST_F(Steps, SumsMatchAHostSumInIndexOrderWithOneRounding) {
+  // Non-zero data in [-2, 2) (integers in [-100, 100)); cases as the plans have them (moe's
+  // [tokens, top_k, hidden] over top_k in fp16, torch.add of two top-k rows as a stacked axis)
+  // and every accumulator, strided and offset dst views, a rank-1 sum into one element.
+  const std::int64_t m = 64, k = 6, h = 512;
+  const std::vector<sum_case> cases = {
+      {"fp16 over top_k", et::f16, et::f16, 0, {m, k, h}, {k * h, h, 1}, 1, 0, {h, 1}},
+      {"fp16 add of two rows", et::f16, et::f16, 0, {2, m, h}, {h, k * h, 1}, 0, 0, {h, 1}},
+      {"bf16 outer axis, gapped dst", et::bf16, et::bf16, 3, {33, 7, 65}, {7 * 65, 65, 1}, 0, 5, {80, 1}},
+      {"bf16 inner axis", et::bf16, et::bf16, 0, {40, 129}, {129, 1}, 1, 0, {1}},
+      {"fp16 into fp32", et::f16, et::f32, 0, {m, k, h}, {k * h, h, 1}, 1, 0, {h, 1}},
+      {"fp32 rank 1", et::f32, et::f32, 7, {1000}, {1}, 0, 2, {1}},
+      {"fp32 into bf16, transposed", et::f32, et::bf16, 0, {96, 48}, {1, 96}, 0, 0, {1}},
+      {"fp64", et::f64, et::f64, 0, {10, 300}, {300, 1}, 1, 0, {1}},
+      {"int32", et::i32, et::i32, 0, {50, 9}, {9, 1}, 1, 0, {1}},
+      {"uint8 into int64", et::u8, et::i64, 0, {17, 31}, {31, 1}, 0, 0, {1}},
+  };
+  pb::step_kernel_set set;
+  for (const auto& c : cases) {
+    const std::pair<et, et> p{c.src_type, c.dst_type};
+    if (std::find(set.sums.begin(), set.sums.end(), p) == set.sums.end()) set.sums.push_back(p);
+  }
+  const pb::step_kernels kernels(ctx, set);
+  pc::stream s(ctx);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  std::uniform_int_distribution<int> whole(-100, 99);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::int64_t src_elems = span(c.src_shape, c.src_strides, c.src_offset);
+    const auto dshape = pb::sum_result_shape(c.src_shape, c.axis);
+    const std::int64_t dst_elems = span(dshape, c.dst_strides, c.dst_offset) + 3;   // room past the view
+    std::vector<std::byte> src(src_elems * pb::size_of(c.src_type)), dst(dst_elems * pb::size_of(c.dst_type), std::byte{0xA5});
+    for (std::int64_t i = 0; i < src_elems; ++i) {
+      std::uint64_t b = 0;
+      switch (c.src_type) {
+        case et::f64: b = std::bit_cast<std::uint64_t>(real(rng)); break;
+        case et::f32: b = std::bit_cast<std::uint32_t>(static_cast<float>(real(rng))); break;
+        case et::f16: b = pr::fp16_from_double(real(rng)); break;
+        case et::bf16: b = pr::bf16_from_double(real(rng)); break;
+        case et::u8: b = static_cast<std::uint64_t>(whole(rng) + 100); break;
+        default: b = static_cast<std::uint64_t>(static_cast<std::uint32_t>(whole(rng))); break;
+      }
+      store_bits(src, i, c.src_type, b);
+    }
+    pc::device_buffer dsrc(ctx, src.size()), ddst(ctx, dst.size());
+    dsrc.upload(src);
+    ddst.upload(dst);
+    const pb::sum_step st{{"", "a", c.src_type, c.src_offset, c.src_shape, c.src_strides},
+                          {"", "b", c.dst_type, c.dst_offset, dshape, c.dst_strides}, c.axis};
+    const std::vector<pb::scratch_spec> specs{{"a", src.size(), false, std::nullopt}, {"b", dst.size(), false, std::nullopt}};
+    const pb::scratch_bindings sb{{{"a", dsrc.address()}, {"b", ddst.address()}}, {}};
+    kernels.sum(s, pb::bind_sum(st, {}, sb, specs, "test"));
+    s.synchronize();
+    std::vector<std::byte> got(dst.size());
+    ddst.download(got);
+    auto want = dst;
+    host_sum(c, src, want);
+    std::int64_t bad = 0, first = -1, nonzero = 0;
+    for (std::int64_t i = 0; i < dst_elems; ++i) {
+      if (load_bits(got, i, c.dst_type) != load_bits(want, i, c.dst_type)) {
+        if (first < 0) first = i;
+        ++bad;
+      }
+      if (load_bits(want, i, c.dst_type) != 0) ++nonzero;
+    }
+    EXPECT_GT(nonzero, dst_elems / 2) << "the data sums to zero: the comparison proves little";
+    EXPECT_EQ(bad, 0) << "first at element " << first << ": got " << std::hex << load_bits(got, first, c.dst_type)
+                      << ", want " << load_bits(want, first, c.dst_type);
+  }
+}
+
+TEST_F(Steps, APlanRunsItsSumStepsInOrderAfterTheCopiesTheyRead) {
+  // As the launcher runs a plan: a copy fp32 -> fp16 into scratch, then its sum over axis 1.
+  pb::config_plan plan;
+  plan.config.op = "vector_add";
+  constexpr std::int64_t r = 96, c = 5;
+  plan.scratch = {{"x", 4 * r * c, false, pb::make_fill_value(et::f32, 1.25)},
+                  {"h", 2 * r * c, false, std::nullopt},
+                  {"y", 2 * r, false, std::nullopt}};
+  pb::plan_step copy, sum;
+  copy.kind = pb::step_kind::copy;
+  copy.copy = {{"", "x", et::f32, 0, {r, c}, {c, 1}}, {"", "h", et::f16, 0, {r, c}, {c, 1}}};
+  sum.kind = pb::step_kind::sum;
+  sum.index = 1;
+  sum.sum = {{"", "h", et::f16, 0, {r, c}, {c, 1}}, {"", "y", et::f16, 0, {r}, {1}}, 1};
+  plan.steps = {copy, sum};
+  pb::bundle none;
+  const pb::loaded_plan loaded(ctx, none, plan);
+  ASSERT_EQ(loaded.expected().size(), 2u);
+  EXPECT_EQ(loaded.expected()[1].entry, "portbench_sum_f16_f16");
+  std::map<std::string, pc::device_buffer> bufs;
+  pb::scratch_bindings sb;
+  for (const auto& sc : plan.scratch) {
+    auto& b = bufs.emplace(sc.name, pc::device_buffer(ctx, sc.bytes)).first->second;
+    b.fill_u32(0xA5A5A5A5u);
+    sb.buffers[sc.name] = b.address();
+  }
+  pc::stream s(ctx);
+  loaded.enqueue(s, {}, sb);
+  s.synchronize();
+  std::vector<std::byte> y(bufs.at("y").size());
+  bufs.at("y").download(y);
+  for (std::int64_t i = 0; i < r; ++i) EXPECT_EQ(load_bits(y, i, et::f16), pr::fp16_from_double(6.25)) << i;
 }
 
 }  // namespace

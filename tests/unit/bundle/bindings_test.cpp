@@ -26,7 +26,7 @@ namespace pt = portbench::testing;
 namespace {
 
 // Packs every launch of one plan against fake, distinct, 256-byte aligned addresses.
-// Returns the plan's number of fill and copy steps.
+// Returns the plan's number of harness steps (fill, copy, sum).
 std::size_t check_plan(const std::string& where, const pb::tensor_bindings& tensors,
                        const std::vector<pr::tensor_spec>& specs, const std::vector<pb::scratch_spec>& scratch,
                        const std::vector<pb::launch_spec>& launches, const std::vector<pb::plan_step>& steps) {
@@ -65,6 +65,7 @@ std::size_t check_plan(const std::string& where, const pb::tensor_bindings& tens
   for (const auto& st : steps) {
     if (st.kind == pb::step_kind::fill) passed.insert(st.fill.target.tensor);
     if (st.kind == pb::step_kind::copy) passed.insert(st.copy.dst.tensor);
+    if (st.kind == pb::step_kind::sum) passed.insert(st.sum.dst.tensor);
     if (st.kind != pb::step_kind::kernel) ++count;
   }
   for (const auto& s : specs) {
@@ -99,7 +100,7 @@ TEST(Bindings, EveryLaunchOfEveryBundlePacksAgainstTheOperatorsTensors) {
   EXPECT_GT(plans, 0u);
   // Which bundles have steps depends on the export; say how many were checked. tilegym's
   // attention_sink copies q, k, v and o around its kernel in every configuration.
-  std::printf("bindings: %zu plans, %zu fill and copy steps\n", plans, steps);
+  std::printf("bindings: %zu plans, %zu harness steps (fill, copy, sum)\n", plans, steps);
   if (std::filesystem::exists(pt::bundle_root() / "tilegym" / "attention_sink" / "manifest.json")) {
     EXPECT_GE(steps, 4u) << "tilegym/attention_sink is exported, but no fill or copy step was checked";
   }

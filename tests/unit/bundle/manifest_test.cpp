@@ -362,8 +362,8 @@ TEST_F(BrokenBundle, UnsupportedEntriesNeedParamsAndAReasonAndNoPlan) {
 }
 
 TEST_F(BrokenBundle, ABundleOfReasonsOnlyLoadsButNoCubinsNeedsThem) {
-  // An exporter that can express none of an operator's configurations (tilegym's moe: its
-  // top-k sum is torch's) writes no cubins and no plans, only the reasons.
+  // An exporter that can express none of an operator's configurations (tilegym's group_gemm: its
+  // list-of-arrays parameter) writes no cubins and no plans, only the reasons.
   json reasons = json::array();
   for (const auto& c : manifest["configs"]) reasons.push_back({{"params", c["params"]}, {"reason", "not expressible"}});
   manifest["unsupported"] = reasons;

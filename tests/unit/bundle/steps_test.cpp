@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fill and copy steps in a launch plan: parsed and validated field by field (each error one line
+// Fill, copy and sum steps in a launch plan: parsed and validated field by field (each error one line
 // naming the manifest and the JSON path), bound against the operator's tensors (bounds, element
 // types, overlap), the kernel records their execution makes (what the proof check expects), and
 // the harness kernels' source compiled with NVRTC for sm_90 (no GPU needed to compile).
@@ -138,7 +138,7 @@ struct bad_case {
 TEST_F(StepsManifest, EveryBadFieldIsOneLineNamingItsPath) {
   const std::vector<bad_case> cases = {
       {"unknown step", [](json& l, json&) { l[0] = {{"step", "scale"}}; },
-       "configs[0].launches[0].step: unknown step 'scale' (expected \"fill\" or \"copy\""},
+       "configs[0].launches[0].step: unknown step 'scale' (expected \"fill\", \"copy\" or \"sum\""},
       {"tensor and scratch", [](json& l, json&) { l[0]["target"]["scratch"] = "xs"; },
        "configs[0].launches[0].target: expected exactly one of \"tensor\" and \"scratch\""},
       {"undeclared scratch", [](json& l, json&) { l[1]["dst"]["scratch"] = "nope"; },
@@ -183,11 +183,98 @@ TEST_F(StepsManifest, EveryBadFieldIsOneLineNamingItsPath) {
       {"init of another shape", [](json&, json& s) { s[2]["init"] = json::array({0}); },
        "configs[0].scratch[2].init: expected \"zero\", \"none\" or {\"fill\": V, \"type\": T}"},
       {"steps alone", [](json& l, json&) { l.erase(2); },
-       "configs[0].launches: the plan launches no kernel (fill and copy steps alone run nothing of the bundle)"},
+       "configs[0].launches: the plan launches no kernel (harness steps alone run nothing of the bundle)"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     steps_plan();
+    c.edit(cfg()["launches"], cfg()["scratch"]);
+    const std::string msg = load_error();
+    EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
+  }
+}
+
+// A plan with sum steps: x as [r, c] summed over its rows into scratch (axis 0), x converted to
+// fp16 in scratch, that summed over its columns in fp16 (axis 1), the row sums summed to one
+// element (rank 1 -> [1]), the kernel, and two rows of the fp16 copy added (a stacked axis).
+void sum_plan(json& cfg, std::int64_t n, const json& kernel) {
+  const std::int64_t r = n / 256, c = 256;
+  cfg["scratch"] = json::array({{{"name", "cols"}, {"bytes", 4 * c}},
+                                {{"name", "h"}, {"bytes", 2 * n}},
+                                {{"name", "rows"}, {"bytes", 2 * r}},
+                                {{"name", "total"}, {"bytes", 2}},
+                                {{"name", "pair"}, {"bytes", 2 * c}}});
+  cfg["launches"] = json::array(
+      {{{"step", "sum"}, {"src", view("tensor", "x", {r, c}, {c, 1}, "f32")}, {"dst", view("scratch", "cols", {c}, {1}, "f32")}, {"axis", 0}},
+       {{"step", "copy"}, {"src", view("tensor", "x", {n}, {1}, "f32")}, {"dst", view("scratch", "h", {n}, {1}, "f16")}},
+       {{"step", "sum"}, {"src", view("scratch", "h", {r, c}, {c, 1}, "f16")}, {"dst", view("scratch", "rows", {r}, {1}, "f16")}, {"axis", 1}},
+       {{"step", "sum"}, {"src", view("scratch", "rows", {r}, {1}, "f16")}, {"dst", view("scratch", "total", {1}, {1}, "f16")}, {"axis", 0}},
+       kernel,
+       {{"step", "sum"}, {"src", view("scratch", "h", {2, c}, {3 * c, 1}, "f16", c)}, {"dst", view("scratch", "pair", {c}, {1}, "f16")}, {"axis", 0}}});
+}
+
+TEST_F(StepsManifest, SumStepsParseWithTheirAxisAndMakeSumKernelRecordsOverDst) {
+  sum_plan(cfg(), n, kernel);
+  save();
+  const auto b = pb::load_bundle(dir);
+  const auto& plan = b.plan.configs[0];
+  ASSERT_EQ(plan.steps.size(), 6u);
+  EXPECT_EQ(plan.steps[0].kind, pb::step_kind::sum);
+  EXPECT_EQ(plan.steps[0].sum.axis, 0u);
+  EXPECT_EQ(plan.steps[0].sum.src.shape, (std::vector<std::int64_t>{n / 256, 256}));
+  EXPECT_EQ(plan.steps[2].sum.axis, 1u);
+  EXPECT_EQ(plan.steps[2].sum.dst.type, pb::element_type::f16);
+  EXPECT_EQ(plan.steps[3].sum.dst.shape, (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(plan.steps[5].sum.src.offset, 256);
+  EXPECT_EQ(plan.steps[5].sum.src.strides, (std::vector<std::int64_t>{768, 1}));
+  const auto recs = pb::expected_records(plan.launches, plan.steps, 132);
+  const std::vector<std::string> names{"portbench_sum_f32_f32", "portbench_copy_f32_f16", "portbench_sum_f16_f16",
+                                       "portbench_sum_f16_f16", plan.launches[0].entry, "portbench_sum_f16_f16"};
+  ASSERT_EQ(recs.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) EXPECT_EQ(recs[i].entry, names[i]) << i;
+  // One thread per dst element (grid-stride beyond 8 blocks per SM): the grid follows dst.
+  EXPECT_EQ(recs[0].cta_grid, (pb::dim3{1, 1, 1}));   // 256 column sums
+  EXPECT_EQ(recs[2].cta_grid, (pb::dim3{static_cast<unsigned>((n / 256 + 255) / 256), 1, 1}));
+  EXPECT_EQ(recs[3].cta_grid, (pb::dim3{1, 1, 1}));
+  EXPECT_TRUE(recs[0].harness && recs[3].harness && recs[5].harness);
+  const auto k = pb::needed_step_kernels(plan.steps);
+  EXPECT_EQ(k.sums, (std::vector<std::pair<pb::element_type, pb::element_type>>{
+                        {pb::element_type::f32, pb::element_type::f32}, {pb::element_type::f16, pb::element_type::f16}}));
+  EXPECT_EQ(k.copies.size(), 1u);
+  EXPECT_FALSE(k.empty());
+  EXPECT_EQ(pb::sum_accumulator(pb::element_type::f16, pb::element_type::f16), pb::element_type::f32);
+  EXPECT_EQ(pb::sum_accumulator(pb::element_type::bf16, pb::element_type::f64), pb::element_type::f64);
+  EXPECT_EQ(pb::sum_accumulator(pb::element_type::u8, pb::element_type::i32), pb::element_type::i64);
+  EXPECT_EQ(pb::sum_result_shape({4, 5, 6}, 1), (std::vector<std::int64_t>{4, 6}));
+  EXPECT_EQ(pb::sum_result_shape({7}, 0), (std::vector<std::int64_t>{1}));
+}
+
+TEST_F(StepsManifest, EveryBadSumFieldIsOneLineNamingItsPath) {
+  const std::vector<bad_case> cases = {
+      {"axis past the rank", [](json& l, json&) { l[0]["axis"] = 2; },
+       "configs[0].launches[0].axis: 2 is not an axis of src (rank 2)"},
+      {"negative axis", [](json& l, json&) { l[2]["axis"] = -1; },
+       "configs[0].launches[2].axis: -1 is not an axis of src (rank 2)"},
+      {"axis not an integer", [](json& l, json&) { l[2]["axis"] = 1.5; }, "configs[0].launches[2].axis: "},
+      {"no axis", [](json& l, json&) { l[0].erase("axis"); }, "configs[0].launches[0].axis: missing field"},
+      {"dst keeps the axis", [](json& l, json&) {
+         l[0]["dst"]["shape"] = json::array({1, 256});
+         l[0]["dst"]["strides"] = json::array({256, 1});
+       },
+       "configs[0].launches[0].dst.shape: [1,256] is not src.shape"},
+      {"dst of the other axis", [](json& l, json&) { l[2]["axis"] = 0; },
+       "configs[0].launches[2].dst.shape: "},
+      {"float into integer", [](json& l, json&) { l[0]["dst"]["type"] = "i32"; },
+       "configs[0].launches[0].dst.type: a sum of f32 into i32: src and dst are both floating or both integer"},
+      {"a copy's field", [](json& l, json&) { l[0]["value"] = 0; }, "configs[0].launches[0].value: unknown field"},
+      {"a bad view", [](json& l, json&) { l[3]["src"]["strides"][0] = -2; },
+       "configs[0].launches[3].src.strides[0]: must be >= 0"},
+      {"an undeclared buffer", [](json& l, json&) { l[5]["dst"]["scratch"] = "nope"; },
+       "configs[0].launches[5].dst.scratch: scratch buffer 'nope' is not declared in scratch"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    sum_plan(cfg(), n, kernel);
     c.edit(cfg()["launches"], cfg()["scratch"]);
     const std::string msg = load_error();
     EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
@@ -199,7 +286,7 @@ TEST_F(StepsManifest, EveryBadFieldIsOneLineNamingItsPath) {
 // The section of the manifest doc that describes steps, from its heading to the next one.
 std::string steps_section() {
   const std::string doc = pt::read_text(std::filesystem::path(PORTBENCH_SOURCE_DIR) / "docs" / "bundle-manifest.md");
-  const auto a = doc.find("## Fill and copy steps");
+  const auto a = doc.find("## Fill, copy and sum steps");
   if (a == std::string::npos) return {};
   const auto b = doc.find("\n## ", a + 1);
   return doc.substr(a, b == std::string::npos ? std::string::npos : b - a);
@@ -235,7 +322,7 @@ std::vector<json> examples(const std::string& section, const std::string& prefix
 
 TEST_F(StepsManifest, TheDocumentedStepSchemaIsWhatTheParserTakes) {
   const std::string section = steps_section();
-  ASSERT_FALSE(section.empty()) << "docs/bundle-manifest.md has no section \"Fill and copy steps\"";
+  ASSERT_FALSE(section.empty()) << "docs/bundle-manifest.md has no section \"Fill, copy and sum steps\"";
   // Every documented element type parses, and they are all of them (the 12 the harness knows).
   const auto types = row_words(section, "`type`");
   ASSERT_GT(types.size(), 1u);
@@ -266,14 +353,19 @@ TEST_F(StepsManifest, TheDocumentedStepSchemaIsWhatTheParserTakes) {
   const auto copies = examples(section, "{\"step\": \"copy\"", with_offset);
   ASSERT_EQ(fills.size(), 1u);
   ASSERT_EQ(copies.size(), 1u);
+  auto sums = examples(section, "{\"step\": \"sum\"", with_offset);
+  ASSERT_EQ(sums.size(), 1u);
+  sums[0]["src"] = view("tensor", "x", {n / 2, 2}, {2, 1}, "f32");   // summed over its axis 1 into xs' second half
   json copy = copies[0];
   copy["src"] = view("tensor", "x", {n / 2}, {2}, "f32", 1);
   cfg()["scratch"] = json::array({{{"name", "xs"}, {"bytes", 4 * n}, {"init", {{"fill", 3}, {"type", "i32"}}}}});
-  cfg()["launches"] = json::array({fills[0], copy, kernel});
+  cfg()["launches"] = json::array({fills[0], copy, kernel, sums[0]});
   save();
   const auto b = pb::load_bundle(dir);
   const auto& plan = b.plan.configs[0];
-  ASSERT_EQ(plan.steps.size(), 3u);
+  ASSERT_EQ(plan.steps.size(), 4u);
+  EXPECT_EQ(plan.steps[3].kind, pb::step_kind::sum);
+  EXPECT_EQ(plan.steps[3].sum.axis, 1u);
   EXPECT_EQ(plan.steps[0].kind, pb::step_kind::fill);
   EXPECT_EQ(plan.steps[0].fill.value.bits, std::bit_cast<std::uint32_t>(1144.0f));
   EXPECT_EQ(plan.steps[1].copy.dst.offset, n / 2);
@@ -368,6 +460,45 @@ TEST_F(StepBinding, CopiesMayNotRaceOnTheirDestination) {
   EXPECT_NE(copy_error(inside).find("src (tensor 'x') and dst (tensor 'x') overlap in memory"), std::string::npos);
   pb::copy_step apart{tview("x", {8}, {1}), tview("x", {8}, {1}, pb::element_type::f32, 8)};
   EXPECT_NO_THROW((void)pb::bind_copy(apart, tensors, scratch, scratch_specs, "w"));
+}
+
+TEST_F(StepBinding, SumsMayNotRaceOnTheirDestinationNorWriteWhatTheyRead) {
+  // The torch.add form: two rows of x as one view with a stacked axis, into out.
+  pb::sum_step st{tview("x", {2, 2048}, {2048, 1}), tview("out", {2048}, {1}), 0};
+  const auto b = pb::bind_sum(st, tensors, scratch, scratch_specs, "w");
+  EXPECT_EQ(b.axis, 0u);
+  EXPECT_EQ(b.src.last, 4095);
+  EXPECT_EQ(b.dst.base, tensors.at("out").address);
+  // A stride-0 summed axis reads one element repeatedly: allowed (only dst may not overlap).
+  st.src = tview("x", {3, 2048}, {0, 1});
+  EXPECT_NO_THROW((void)pb::bind_sum(st, tensors, scratch, scratch_specs, "w"));
+  const auto error = [&](const pb::sum_step& bad) -> std::string {
+    try {
+      (void)pb::bind_sum(bad, tensors, scratch, scratch_specs, "m.json: configs[0].launches[3]");
+    } catch (const pb::bundle_error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "bound";
+    return {};
+  };
+  pb::sum_step self{tview("x", {2, 64}, {64, 1}), tview("out", {64}, {0}), 0};
+  EXPECT_NE(error(self).find("launches[3].dst: the view of tensor 'out' overlaps itself"), std::string::npos);
+  pb::sum_step inplace{tview("x", {2, 64}, {64, 1}), tview("x", {64}, {1}), 0};
+  EXPECT_NE(error(inplace).find("launches[3]: src (tensor 'x') and dst (tensor 'x') overlap in memory"), std::string::npos);
+  pb::sum_step outside{tview("x", {2, 2048}, {2048, 1}), tview("out", {2048}, {1}, pb::element_type::f32, 2049), 0};
+  EXPECT_NE(error(outside).find("launches[3].dst: views element 4096 of tensor 'out'"), std::string::npos);
+  // check_steps binds sums too, naming the step's position.
+  std::vector<pb::plan_step> steps(1);
+  steps[0].kind = pb::step_kind::sum;
+  steps[0].index = 5;
+  steps[0].sum = inplace;
+  try {
+    pb::check_steps(steps, scratch_specs, tensors, scratch, "m.json: configs[2]");
+    ADD_FAILURE() << "bound";
+  } catch (const pb::bundle_error& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json: configs[2].launches[5]: src (tensor 'x') and dst"), std::string::npos)
+        << e.what();
+  }
 }
 
 // ---- what runs, and the records the proof check expects ------------------------------------
@@ -490,6 +621,40 @@ TEST(StepKernels, EveryElementTypeCompilesAsSourceAndDestinationToOneStructParam
     const auto* e = info.find(pb::fill_entry(b));
     ASSERT_NE(e, nullptr) << b;
     EXPECT_EQ(e->params.at(0).size, static_cast<int>(pb::step_kernel_param_bytes()));
+  }
+}
+
+TEST(StepKernels, SumsOfEveryAccumulatorCompileBesideCopiesSharingTheirConversions) {
+  std::string why;
+  if (!portbench::testing::load_nvrtc(why)) GTEST_SKIP() << "no NVRTC: " << why;
+  using et = pb::element_type;
+  // Each float type into itself (fp32 accumulation for the 16-bit ones, as torch), the widening
+  // and narrowing float pairs, fp64 accumulation, integers through int64 (signed and unsigned);
+  // a copy f16 -> f32 beside a sum that converts f16 -> f32 too (one conversion struct for both).
+  pb::step_kernel_set set;
+  set.sums = {{et::f16, et::f16}, {et::bf16, et::bf16}, {et::f32, et::f32}, {et::f64, et::f64}, {et::f16, et::f32},
+              {et::f32, et::bf16}, {et::bf16, et::f64}, {et::i32, et::i32}, {et::u8, et::i64}, {et::i64, et::u16}};
+  set.copies = {{et::f16, et::f32}, {et::f32, et::f16}};
+  const std::string source = pb::step_kernel_source(set);
+  // The 16-bit sums accumulate in float and round once; fp64 where either side is.
+  EXPECT_NE(source.find("pb_sum<unsigned short, unsigned short, float, pb_cvt_f16_f32, pb_cvt_f32_f16, true>"),
+            std::string::npos);
+  EXPECT_NE(source.find("pb_sum<unsigned short, double, double, pb_cvt_bf16_f64, pb_cvt_f64_f64, true>"),
+            std::string::npos);
+  EXPECT_NE(source.find("pb_sum<unsigned char, long long, long long, pb_cvt_u8_i64, pb_cvt_i64_i64, true>"),
+            std::string::npos);
+  const auto first = source.find("struct pb_cvt_f16_f32 ");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(source.find("struct pb_cvt_f16_f32 ", first + 1), std::string::npos) << "a conversion struct twice";
+  const auto image = portbench::cuda::compile_to_cubin(source, "portbench_steps.cu", "sm_90");
+  const auto info = pb::inspect_cubin(image, "portbench_steps (NVRTC)");
+  EXPECT_EQ(info.entries.size(), set.sums.size() + set.copies.size());
+  for (const auto& [s, d] : set.sums) {
+    const auto* e = info.find(pb::sum_entry(s, d));
+    ASSERT_NE(e, nullptr) << pb::sum_entry(s, d);
+    ASSERT_EQ(e->params.size(), 1u) << e->name;
+    EXPECT_EQ(e->params[0].size, static_cast<int>(pb::step_kernel_param_bytes())) << e->name;
+    EXPECT_EQ(e->frame_bytes, 0) << e->name << ": index arrays spilled to local memory";
   }
 }
 

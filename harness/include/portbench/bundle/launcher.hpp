@@ -81,13 +81,13 @@ struct expected_record;
 class loaded_plan {
  public:
   /// Loads each cubin the plan uses once into `ctx`, and compiles the harness kernels its
-  /// fill and copy steps need (steps.hpp, step_kernels.hpp).
+  /// fill, copy and sum steps need (steps.hpp, step_kernels.hpp).
   loaded_plan(cuda::context_ptr ctx, const bundle& b, const config_plan& plan);
   ~loaded_plan();
   loaded_plan(const loaded_plan&) = delete;
   loaded_plan& operator=(const loaded_plan&) = delete;
 
-  /// Enqueues the plan on `s`: scratch inits, then every kernel launch, fill and copy step in
+  /// Enqueues the plan on `s`: scratch inits, then every kernel launch and step in
   /// manifest order. Binds and checks every step before the first launch.
   void enqueue(const cuda::stream& s, const tensor_bindings& tensors, const scratch_bindings& scratch) const;
 

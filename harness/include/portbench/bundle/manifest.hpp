@@ -60,7 +60,7 @@ struct launch_spec {
   [[nodiscard]] dim3 cta_grid() const noexcept;
 };
 
-/// Element type of a fill or copy step's view (docs/bundle-manifest.md, "Fill and copy steps").
+/// Element type of a step's view (docs/bundle-manifest.md, "Fill, copy and sum steps").
 enum class element_type { f64, f32, f16, bf16, i64, i32, i16, i8, u64, u32, u16, u8 };
 
 [[nodiscard]] std::size_t size_of(element_type t) noexcept;
@@ -106,7 +106,20 @@ struct copy_step {
   view_spec src, dst;
 };
 
-enum class step_kind { kernel, fill, copy };
+/// `"step": "sum"`: element j of `dst` = the sum over axis `axis` of `src` at j: dst's shape is
+/// src's without that axis ([1] where src has rank 1). Both types floating or both integer;
+/// accumulated in index order in sum_accumulator(src, dst) (steps.hpp), rounded once to dst's
+/// type (torch.sum of fp16/bf16: fp32 accumulation, one rounding; torch.add of two views of one
+/// buffer is a sum over a stacked axis of extent 2).
+struct sum_step {
+  view_spec src, dst;
+  std::size_t axis = 0;
+};
+
+/// The shape of a sum's dst: `shape` without axis `axis`, or [1] where nothing is left.
+[[nodiscard]] std::vector<std::int64_t> sum_result_shape(const std::vector<std::int64_t>& shape, std::size_t axis);
+
+enum class step_kind { kernel, fill, copy, sum };
 
 /// One entry of a plan's `launches[]`, in plan order.
 struct plan_step {
@@ -115,6 +128,7 @@ struct plan_step {
   std::size_t launch = 0;   ///< kernel: index into the plan's `launches`
   fill_step fill;           ///< fill
   copy_step copy;           ///< copy
+  sum_step sum;             ///< sum
 };
 
 struct scratch_spec {
@@ -131,7 +145,7 @@ struct plan_variant {
   std::string tuning_json;
   std::vector<scratch_spec> scratch;
   std::vector<launch_spec> launches;   ///< the kernel launches, in order
-  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels, fills and copies
+  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels and steps
 };
 
 struct config_plan {
@@ -139,7 +153,7 @@ struct config_plan {
   std::string tuning_json;    ///< the exporter's choices, kept verbatim
   std::vector<scratch_spec> scratch;
   std::vector<launch_spec> launches;   ///< the kernel launches (of the bundle's cubins), in order
-  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels, fills and copies
+  std::vector<plan_step> steps;        ///< launches[] in manifest order: kernels and steps
   std::vector<plan_variant> variants;   ///< tuning candidates besides the chosen plan
   std::string variant;                  ///< the chosen plan's variant name ("" if unnamed)
 

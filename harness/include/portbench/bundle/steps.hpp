@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fill and copy steps of a launch plan (docs/bundle-manifest.md, "Fill and copy steps"): their
+// Fill, copy and sum steps of a launch plan (docs/bundle-manifest.md, "Fill, copy and sum steps"): their
 // views bound to the operator's tensors and the plan's scratch buffers and checked (bounds,
 // element types, shapes, overlap), and how the harness carries each one out. The second part
 // needs no GPU: which harness kernels a plan runs, with their grids, follows from the manifest
@@ -42,7 +42,15 @@ struct bound_copy {
 [[nodiscard]] bound_copy bind_copy(const copy_step& c, const tensor_bindings& tensors, const scratch_bindings& scratch,
                                    const std::vector<scratch_spec>& scratch_specs, const std::string& where);
 
-/// Binds every fill and copy step of a plan (what enqueue does before it launches anything);
+/// A sum's views, bound and checked as a copy's (dst neither overlaps itself nor src).
+struct bound_sum {
+  bound_view src, dst;
+  std::size_t axis = 0;
+};
+[[nodiscard]] bound_sum bind_sum(const sum_step& s, const tensor_bindings& tensors, const scratch_bindings& scratch,
+                                 const std::vector<scratch_spec>& scratch_specs, const std::string& where);
+
+/// Binds every fill, copy and sum step of a plan (what enqueue does before it launches anything);
 /// `where` names the plan, e.g. "<manifest>: configs[3]".
 void check_steps(const std::vector<plan_step>& steps, const std::vector<scratch_spec>& scratch_specs,
                  const tensor_bindings& tensors, const scratch_bindings& scratch, const std::string& where);
@@ -54,6 +62,11 @@ inline constexpr unsigned k_step_block = 256;
 
 /// Entry name of the harness kernel that copies `src` elements into `dst` elements.
 [[nodiscard]] std::string copy_entry(element_type src, element_type dst);
+/// Entry name of the harness kernel that sums `src` elements over an axis into `dst` elements.
+[[nodiscard]] std::string sum_entry(element_type src, element_type dst);
+/// The type a sum accumulates in: f64 where either side is f64, else f32 for floats (torch's
+/// accumulate type for fp32, fp16 and bf16 on CUDA), i64 for integers (wrapping).
+[[nodiscard]] element_type sum_accumulator(element_type src, element_type dst) noexcept;
 /// Entry name of the harness kernel that fills elements of `bytes` bytes (1, 2, 4 or 8).
 [[nodiscard]] std::string fill_entry(std::size_t bytes);
 /// Grid of a harness step kernel over `elements` elements (grid-stride loop, at most 8 blocks
@@ -76,7 +89,8 @@ struct fill_method {
 [[nodiscard]] std::vector<std::byte> fill_image(const fill_value& value, std::uint64_t elements);
 
 /// A kernel record the plan's execution makes, in order: per launches[] entry the bundle's
-/// kernel, or the harness's copy kernel of a copy step, or its fill kernel of a fill step.
+/// kernel, or the harness's copy kernel of a copy step, its fill kernel of a fill step, its sum
+/// kernel of a sum step (grid over dst's elements, one thread per output element).
 /// Scratch inits (memsets, uploads) make none.
 struct expected_record {
   std::string entry;
@@ -86,11 +100,13 @@ struct expected_record {
 [[nodiscard]] std::vector<expected_record> expected_records(const std::vector<launch_spec>& launches,
                                                             const std::vector<plan_step>& steps, unsigned sm_count);
 
-/// The harness kernels a plan's steps need (each copy's type pair, each fill's element size).
+/// The harness kernels a plan's steps need (each copy's and sum's type pair, each fill's
+/// element size).
 struct step_kernel_set {
   std::vector<std::pair<element_type, element_type>> copies;
   std::vector<std::size_t> fill_sizes;
-  [[nodiscard]] bool empty() const noexcept { return copies.empty() && fill_sizes.empty(); }
+  std::vector<std::pair<element_type, element_type>> sums;
+  [[nodiscard]] bool empty() const noexcept { return copies.empty() && fill_sizes.empty() && sums.empty(); }
 };
 [[nodiscard]] step_kernel_set needed_step_kernels(const std::vector<plan_step>& steps);
 

@@ -9,9 +9,12 @@ zero-initialised, torch.tensor of one host value records that value as the stora
 Copies and fills that torch runs as kernels of its own (contiguous() of a non-contiguous view,
 .to(dtype), clone, copy_, item assignment, fill_ with a value, torch.full/ones) are recorded as
 the capture's steps (`CopyStep`, `FillStep`), in order with the kernel launches, and become the
-launch plan's copy and fill steps (docs/bundle-manifest.md). Anything else that would compute on
-the GPU (arithmetic, reductions, gathers, host reads) raises cli.Unsupported naming the torch
-operation, because a portbench launch plan holds only tilegym's kernels and those steps.
+launch plan's copy and fill steps (docs/bundle-manifest.md). A sum over one dimension
+(torch.sum(x, dim=d), Tensor.sum) and the add of two same-shaped views of one buffer
+(torch.add(a, b): a sum over a stacked axis of extent 2) are recorded as `SumStep`s, the plan's
+sum steps. Anything else that would compute on the GPU (other arithmetic and reductions,
+gathers, host reads) raises cli.Unsupported naming the torch operation, because a portbench
+launch plan holds only tilegym's kernels and those steps.
 
 The dtypes are objects of their own (with itemsize, as torch's) and are registered with cuTile
 as foreign dtypes, so a kernel body that says `torch.float32` compiles as `ct.float32`.
@@ -81,7 +84,7 @@ def step_type(dt: FakeDType, what: str) -> str:
     """The step element type of `dt`, or Unsupported naming the torch op that needs it."""
     t = STEP_TYPES.get(dt.name)
     if t is None:
-        raise needs_compute(f"{what} on {dt}: a plan's copy and fill steps have no {dt.name} element type")
+        raise needs_compute(f"{what} on {dt}: a plan's steps have no {dt.name} element type")
     return t
 
 
@@ -445,6 +448,9 @@ class FakeTensor:
         ALLOCATOR[0].steps.append(CopyStep(src, self))
         return self
 
+    def sum(self, dim=None, keepdim=False, dtype=None, out=None):
+        return sum_(self, dim, keepdim, dtype=dtype, out=out)
+
     def item(self):
         raise needs_compute("Tensor.item() reads a device value back to the host")
 
@@ -498,6 +504,15 @@ class CopyStep:
 
 
 @dataclass(eq=False)
+class SumStep:
+    """dst[j] = the sum over axis `axis` of src at j (dst's shape is src's without that axis), as
+    torch's reduction kernel does it: accumulated in fp32 for 16-bit floats, rounded once."""
+    src: FakeTensor
+    dst: FakeTensor
+    axis: int
+
+
+@dataclass(eq=False)
 class FillStep:
     """Every element of `target` set to `value`, as torch's fill kernel does it."""
     target: FakeTensor
@@ -512,7 +527,7 @@ class Allocator:
     def __init__(self):
         self.counter = itertools.count()
         self.storages: list[Storage] = []
-        self.steps: list[Any] = []        # CopyStep, FillStep and capture.LaunchRecord, in order
+        self.steps: list[Any] = []        # CopyStep, FillStep, SumStep and capture.LaunchRecord, in order
 
     def new(self, shape, dtype: FakeDType, zeroed: bool, strides=None) -> FakeTensor:
         shape = tuple(shape)
@@ -527,7 +542,7 @@ ALLOCATOR = [Allocator()]     # the current capture's allocator (replaced per ca
 def untouched(st: Storage) -> bool:
     """No step or launch of the current capture has written to (or passed along) storage st."""
     for step in ALLOCATOR[0].steps:
-        if isinstance(step, CopyStep) and step.dst.storage is st:
+        if isinstance(step, (CopyStep, SumStep)) and step.dst.storage is st:
             return False
         if isinstance(step, FillStep) and step.target.storage is st:
             return False
@@ -630,6 +645,83 @@ def tensor(data, dtype=None, device=None, **kwargs) -> FakeTensor:
     return t
 
 
+# ---- sums ---------------------------------------------------------------------------------------
+
+def _sum_into(src: FakeTensor, axis: int, shape, dtype: FakeDType, out, what: str) -> FakeTensor:
+    """Records dst = sum of src over `axis` (a SumStep) into `out` or a new allocation of `shape`;
+    the result has `shape` (the reduced dim kept as 1 where keepdim asks for it)."""
+    step_type(src.dtype, what)
+    if out is None:
+        out = ALLOCATOR[0].new(shape, dtype, False)
+    elif not isinstance(out, FakeTensor):
+        raise Unsupported(f"{what} with out={type(out).__name__}")
+    elif tuple(out.shape) != tuple(shape):
+        raise needs_compute(f"{what} resizes out from {list(out.shape)} to {list(shape)}")
+    step_type(out.dtype, what)
+    if out.dtype.is_floating_point != src.dtype.is_floating_point:
+        raise needs_compute(f"{what} of {src.dtype} into {out.dtype}: a plan's sum step keeps floats floats and "
+                            f"integers integers")
+    if out.storage is src.storage:
+        raise needs_compute(f"{what} writes into the tensor it reads (a plan's sum step reads and writes "
+                            f"separate memory)")
+    # dst: the out view without the reduced axis (keepdim's extent-1 dim dropped), [1] for a scalar.
+    keep = [i for i in range(out.ndim) if not (out.ndim == src.ndim and i == axis)]
+    dst_shape = [out.shape[i] for i in keep] or [1]
+    dst_strides = [out.stride(i) for i in keep] or [1]
+    dst = FakeTensor(out.storage, out.storage_offset(), dst_shape, dst_strides)
+    if src.shape[axis] == 0:
+        ALLOCATOR[0].steps.append(FillStep(dst, 0.0 if dst.dtype.is_floating_point else 0))   # torch: zeros
+    else:
+        ALLOCATOR[0].steps.append(SumStep(src, dst, axis))
+    return out
+
+
+def sum_(x, dim=None, keepdim=False, *, dtype=None, out=None) -> FakeTensor:
+    """torch.sum(x, dim) over one dimension (a plan's sum step); over all or several dimensions
+    it raises Unsupported."""
+    if not isinstance(x, FakeTensor):
+        raise Unsupported(f"torch.sum of {type(x).__name__}")
+    if isinstance(dim, (tuple, list)):
+        if len(dim) != 1:
+            raise needs_compute(f"torch.sum over dims {list(dim)}: a plan's sum step sums over one axis")
+        dim = dim[0]
+    if dim is None or isinstance(dim, bool) or not isinstance(dim, int):
+        raise needs_compute("torch.sum over every dimension: a plan's sum step sums over one axis of a view")
+    if x.ndim == 0:
+        raise needs_compute("torch.sum of a 0-dim tensor")
+    axis = dim % x.ndim
+    shape = list(x.shape)
+    if keepdim:
+        shape[axis] = 1
+    else:
+        del shape[axis]
+    if dtype is None:
+        # torch.sum promotes integers (bool included) to int64
+        dtype = x.dtype if x.dtype.is_floating_point else DTYPES["int64"]
+    return _sum_into(x, axis, tuple(shape), _dtype_arg(dtype), out, "torch.sum()")
+
+
+def add(a, b, *, alpha=1, out=None) -> FakeTensor:
+    """torch.add(a, b) of two views of one buffer with equal shapes, strides and dtypes: one view
+    with a stacked axis of extent 2 (stride the distance from a to b), summed over that axis, the
+    same fp32 add and one rounding as torch's add kernel. Other operands raise Unsupported."""
+    if not (isinstance(a, FakeTensor) and isinstance(b, FakeTensor)):
+        raise needs_compute("torch.add() with a host value runs a torch kernel")
+    if alpha != 1:
+        raise needs_compute(f"torch.add(alpha={alpha!r}) scales an operand")
+    if tuple(a.shape) != tuple(b.shape):
+        raise needs_compute(f"torch.add() broadcasts {list(a.shape)} and {list(b.shape)}")
+    if a.dtype is not b.dtype:
+        raise needs_compute(f"torch.add() of {a.dtype} and {b.dtype} promotes types")
+    if a.storage is not b.storage or tuple(a.stride()) != tuple(b.stride()):
+        raise needs_compute("torch.add() of two tensors that are not views of one buffer with equal strides "
+                            "(a plan's sum step sums over an axis of one view)")
+    lo, hi = sorted((a, b), key=lambda t: t.storage_offset())   # a + b == b + a in IEEE arithmetic
+    stacked = FakeTensor(a.storage, lo.storage_offset(), (2,) + tuple(a.shape),
+                         (hi.storage_offset() - lo.storage_offset(),) + tuple(a.stride()))
+    return _sum_into(stacked, 0, tuple(a.shape), a.dtype, out, "torch.add()")
+
+
 # ---- torch.cuda, autograd, nn, misc -----------------------------------------------------------
 
 class Stream:
@@ -717,6 +809,7 @@ def make_torch(state: TorchState) -> dict[str, types.ModuleType]:
     torch.Generator = type("Generator", (), {})
     torch.empty, torch.zeros, torch.empty_like, torch.zeros_like = empty, zeros, empty_like, zeros_like
     torch.full, torch.ones, torch.tensor = full, ones, tensor
+    torch.sum, torch.add = sum_, add
     torch.no_grad = torch.inference_mode = torch.enable_grad = lambda *a, **k: _NoGrad()
     torch.is_grad_enabled = lambda: False
     torch.is_tensor = lambda x: isinstance(x, FakeTensor)

@@ -451,14 +451,9 @@ def _moe(c):
 
 
 def _moe_call(c, t, mod, autotune):
-    try:
-        return mod.fused_moe(t["hidden_states"], t["w1"], t["w2"], t["topk_weights"], t["topk_ids"])
-    except Unsupported as e:
-        # The launches before it (alignment, both GEMMs, silu_and_mul) are tilegym's kernels;
-        # the last step of fused_experts_impl is not, and no plan step computes a sum.
-        raise Unsupported(f"{e}: fused_experts_impl sums the top-k rows of intermediate_cache3 into out with "
-                          f"torch (torch.add for top_k 2, torch.sum over dim 1 above 2), and a plan's steps are "
-                          f"fill and copy only (docs/bundle-manifest.md)") from None
+    # fused_experts_impl ends with torch.add of the two top-k rows (top_k 2) or torch.sum over
+    # dim 1 (top_k > 2) into out: the plan's sum step after tilegym's kernels.
+    return mod.fused_moe(t["hidden_states"], t["w1"], t["w2"], t["topk_weights"], t["topk_ids"])
 
 
 def _moe_align_params(c):

@@ -17,7 +17,9 @@ scalars by value):
 - the wrapper's copies and fills through torch (fake_torch.CopyStep / FillStep) -> copy and fill
   steps in launches[], in the order the wrapper made them, each view given as tensor or scratch,
   offset, shape, strides and element type; a contiguous() copy whose only use is a following
-  .to(dtype) is one copy with the conversion; a buffer created from one host value
+  .to(dtype) is one copy with the conversion; the wrapper's sums over one dimension
+  (fake_torch.SumStep: torch.sum(x, dim), torch.add of two views of one buffer) -> sum steps
+  with their axis; a buffer created from one host value
   (torch.tensor) is scratch with "init": {"fill": v, "type": t}, and an output the wrapper
   allocated initialised (torch.zeros, torch.tensor) gets a fill step first."""
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ..cli import Unsupported
 from ..manifest import array_table
 from . import jit
 from .capture import LaunchRecord, Pass
-from .fake_torch import CopyStep, FakeTensor, FillStep, Storage, contiguous_strides, step_type
+from .fake_torch import CopyStep, FakeTensor, FillStep, Storage, SumStep, contiguous_strides, step_type
 from .operators import TensorDecl
 
 
@@ -136,13 +138,13 @@ class Binder:
             name, base = bound
             off = t.storage_offset() - base
             if off < 0:
-                raise Unsupported(f"a copy or fill views '{name}' before its start")
+                raise Unsupported(f"a plan step views '{name}' before its start")
             head = {"tensor": name}
         else:
             head = {"scratch": self._scratch_for(t.storage, name_hint)["name"]}
             off = t.storage_offset()
         return {**head, "offset": off, "shape": list(t.shape), "strides": list(t.stride()),
-                "type": step_type(t.dtype, "a copy or fill")}
+                "type": step_type(t.dtype, "a plan step")}
 
     def name_of(self, t: FakeTensor) -> str:
         bound = self.by_storage.get(id(t.storage))
@@ -226,7 +228,7 @@ def _same_view(a: FakeTensor, b: FakeTensor) -> bool:
 
 
 def _uses(step: Any, st: Storage) -> bool:
-    if isinstance(step, CopyStep):
+    if isinstance(step, (CopyStep, SumStep)):
         return step.src.storage is st or step.dst.storage is st
     if isinstance(step, FillStep):
         return step.target.storage is st
@@ -298,6 +300,10 @@ def build_plan(p: Pass, decls: list[TensorDecl], named: dict[str, FakeTensor], o
         elif isinstance(step, FillStep):
             target = binder.view(step.target, "filled")
             order.append({"step": "fill", "target": target, "value": step.value})
+        elif isinstance(step, SumStep):
+            src = binder.view(step.src, "sum_src")
+            dst = binder.view(step.dst, f"{binder.name_of(step.src)}_sum")
+            order.append({"step": "sum", "src": src, "dst": dst, "axis": step.axis})
     outs = {d.name for d in decls if d.role in ("out", "inout")}
     missing = sorted(outs - binder.used_names())
     if missing:
