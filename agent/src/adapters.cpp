@@ -118,28 +118,16 @@ report_summary read_report(const json& doc) {
   return r;
 }
 
-std::vector<check_row> read_check(const json& doc) {
+std::vector<check_row> verify_rows(const report_summary& report) {
   std::vector<check_row> rows;
-  for (const auto& r : rows_of(doc, {"rows", "configs"}, "check")) {
+  for (const auto& c : report.configs) {
     check_row row;
-    row.id = text_or(r, {"config", "id"});
-    if (row.id.empty()) shape("check", "rows[].config", "missing");
-    row.frontend = text_or(r, {"frontend"});
-    row.numerics = text_or(r, {"numerics"});
-    if (row.numerics.empty()) shape("check", "rows[].numerics", "missing");
-    row.proof = text_or(r, {"proof"}, printed::not_checked);
-    row.status = text_or(r, {"status"});
-    row.error = text_or(r, {"error", "detail"});
-    row.max_abs_err = number_or_nan(r, "max_abs_err");
-    row.max_rel_err = number_or_nan(r, "max_rel_err");
-    // Per-tensor reports: the worst over the tensors.
-    for (const char* key : {"tensors", "reports"}) {
-      if (!r.contains(key) || !r[key].is_array()) continue;
-      for (const auto& t : r[key]) {
-        double a = number_or_nan(t, "max_abs_err"), b = number_or_nan(t, "max_rel_err");
-        if (std::isfinite(a)) row.max_abs_err = std::isfinite(row.max_abs_err) ? std::max(row.max_abs_err, a) : a;
-        if (std::isfinite(b)) row.max_rel_err = std::isfinite(row.max_rel_err) ? std::max(row.max_rel_err, b) : b;
-      }
+    row.id = c.id;
+    row.numerics = c.port_numerics.empty() ? std::string(printed::not_checked) : c.port_numerics;
+    row.proof = c.port_proof.empty() ? std::string(printed::not_checked) : c.port_proof;
+    for (const auto& e : c.errors) {
+      if (!row.error.empty()) row.error.append("; ");
+      row.error.append(e);
     }
     rows.push_back(std::move(row));
   }

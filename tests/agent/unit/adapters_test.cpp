@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The adapters of commands that are not in main yet, on the samples in tests/agent/samples
-// (written after the intent of issues 13 and 18; check them once those commands land), and
-// the conversions' verdict rules.
+// The adapters of portbench's commands on the samples in tests/agent/samples, and the
+// conversions' verdict rules.
+#include <array>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -52,26 +52,42 @@ std::string valid(const char* stage_name, const nlohmann::ordered_json& out) {
   return validate(stage_name, out, std::filesystem::temp_directory_path());
 }
 
-TEST(AgentAdapters, CheckAllPass) {
-  auto rows = read_check(sample("check-pass.json"));
+// A report's port sides as verify reads them: a paired run gives numerics and proof.
+report_summary report_of(std::vector<std::array<std::string, 4>> rows) {
+  report_summary r;
+  for (const auto& [id, numerics, proof, error] : rows) {
+    report_config c;
+    c.id = id;
+    c.paired = true;
+    c.port_numerics = numerics;
+    c.port_proof = proof;
+    if (!error.empty()) c.errors.push_back(error);
+    r.configs.push_back(c);
+  }
+  return r;
+}
+
+TEST(AgentAdapters, VerifyAllPass) {
+  auto rows = verify_rows(report_of({{k_small, "PASS", "EXECUTED", ""}, {k_long, "PASS", "EXECUTED", ""}}));
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(rows[0].max_abs_err, 0.00048828125);   // the worst tensor
   auto out = verify_output(verify_in(rows, {k_small, k_long}));
   EXPECT_EQ(out["verdict"], "ALL_PASS");
   EXPECT_EQ(valid("verify", out), "");
 }
 
-TEST(AgentAdapters, CheckFailureIsAKernelFailureWithItsErrors) {
-  auto out = verify_output(verify_in(read_check(sample("check-fail.json")), {k_small, k_long}));
+TEST(AgentAdapters, VerifyFailureIsAKernelFailureWithItsErrors) {
+  auto out = verify_output(verify_in(
+      verify_rows(report_of({{k_small, "PASS", "EXECUTED", ""},
+                             {k_long, "FAIL", "EXECUTED", "port q: 4194304 checked, 2048 bad, max abs 1.5, max rel 0.75"}})),
+      {k_small, k_long}));
   EXPECT_EQ(out["verdict"], "FAIL");
   EXPECT_EQ(out["fail_class"], "kernel");
-  EXPECT_DOUBLE_EQ(out["configs"][1]["max_abs_err"].get<double>(), 1.5);
-  EXPECT_EQ(out["configs"][1]["error"], "q: 4194304 checked, 2048 bad, max abs 1.5, max rel 0.75");
+  EXPECT_EQ(out["configs"][1]["error"], "port q: 4194304 checked, 2048 bad, max abs 1.5, max rel 0.75");
   EXPECT_EQ(valid("verify", out), "");
 }
 
 TEST(AgentAdapters, VerifyClasses) {
-  auto rows = read_check(sample("check-pass.json"));
+  auto rows = verify_rows(report_of({{k_small, "PASS", "EXECUTED", ""}, {k_long, "PASS", "EXECUTED", ""}}));
   // No device: env, whatever else.
   auto env = verify_output(verify_in(rows, {k_small}, "CUDA_ERROR_NO_DEVICE"));
   EXPECT_EQ(env["fail_class"], "env");
@@ -80,13 +96,14 @@ TEST(AgentAdapters, VerifyClasses) {
   EXPECT_EQ(host["verdict"], "FAIL");
   EXPECT_EQ(host["fail_class"], "host");
   EXPECT_EQ(host["configs"][2]["numerics"], "NOT_RUN");
-  // check refused the bundle: host, every configuration not run.
+  // The run refused the bundles: host, every configuration not run.
   auto refused = verify_output(verify_in({}, {k_small}, "", "bundles/x: cubin parameter table differs"));
   EXPECT_EQ(refused["fail_class"], "host");
   EXPECT_EQ(valid("verify", refused), "");
-  // Numerics passed but check printed no proof: nothing unchecked passes, and no stage can add it.
-  auto no_proof = rows;
-  for (auto& r : no_proof) r.proof = "NOT_CHECKED";
+  // A side the run left without a proof (an unpaired or failed worker): nothing unchecked
+  // passes, and no stage can add it.
+  auto no_proof = verify_rows(report_of({{k_small, "PASS", "", ""}, {k_long, "PASS", "EXECUTED", ""}}));
+  EXPECT_EQ(no_proof[0].proof, "NOT_CHECKED");
   auto blocked = verify_output(verify_in(no_proof, {k_small, k_long}));
   EXPECT_EQ(blocked["verdict"], "BLOCKED");
   EXPECT_EQ(valid("verify", blocked), "");
@@ -174,13 +191,12 @@ TEST(AgentAdapters, DiagnoseFindings) {
 }
 
 TEST(AgentAdapters, UnknownShapesAreNamed) {
-  EXPECT_THROW((void)read_check(json{{"table", json::array()}}), agent_error);
   EXPECT_THROW((void)read_report(json{{"schema", "portbench.report/2"}}), agent_error);
   try {
-    (void)read_check(json::array({{{"config", "a"}}}));
-    FAIL() << "a row without numerics";
+    (void)read_inspect(json{{"bundles", json::array()}});
+    FAIL() << "an inspect output without bundles";
   } catch (const agent_error& e) {
-    EXPECT_EQ(std::string(e.what()), "check output: rows[].numerics: missing");
+    EXPECT_EQ(std::string(e.what()), "inspect output: bundles: empty");
   }
 }
 

@@ -5,7 +5,7 @@
 //
 //   command                                      reader           in main now?
 //   portbench report --format json               read_report      yes (portbench.report/1)
-//   portbench check --format json                read_check       issue 13 adds --format json
+//   the port sides of a report (verify)          verify_rows      numerics and the CUPTI proof
 //   portbench inspect --format json              read_inspect     issue 13 adds --format json
 //   portbench ir-diff REF PORT --format json     read_ir_diff     issue 18 adds the command
 //   portbench diagnose FILE --format json        read_diagnose    issue 18 adds the command
@@ -39,11 +39,16 @@ struct report_summary {
 };
 [[nodiscard]] report_summary read_report(const nlohmann::json& doc);
 
+/// One configuration as verify judges it: the port side's numerics and proof verdicts.
 struct check_row {
   std::string id, frontend, numerics, proof, status, error;
   double max_abs_err = nan, max_rel_err = nan;
 };
-[[nodiscard]] std::vector<check_row> read_check(const nlohmann::json& doc);
+/// The port sides of a report: `portbench check` prints no proof (it launches without CUPTI),
+/// so verify takes both verdicts from a paired run (numerics judged against fp64 relative to
+/// the reference front end's own error, proof from the kernel records). A side the run left
+/// without a verdict is NOT_CHECKED.
+[[nodiscard]] std::vector<check_row> verify_rows(const report_summary& report);
 
 struct inspect_entry {
   std::string name;
@@ -100,7 +105,7 @@ struct benchmark_inputs {
 
 struct verify_inputs {
   command_failure device;        ///< the device could not be described (no GPU, no driver)
-  command_failure check;         ///< check refused the bundle (exit 2) with a device present
+  command_failure check;         ///< the verifying run refused the bundles (exit 2) with a device present
   std::vector<check_row> rows;
   std::vector<std::string> job_ids;
 };
