@@ -5,24 +5,33 @@
 # (configs/agent/*-cutile-rust.json), then scripts/agent_summary.py of each work directory.
 #
 # Here (no GPU), once per change of the port or the jobs' candidates:
-#   scripts/export_bundles.sh configs/tilegym.json bundles-tilegym      (the tilegym reference)
-#   for op in rope silu_and_mul mla_decoding_split_kv; do
+#   scripts/export_tilegym.sh                                  (the tilegym reference, bundles-tilegym/tilegym)
+#   rope, silu_and_mul (retune over the jobs' overrides: one export per candidate):
 #     python3 scripts/agent_export_cache.py prepare configs/agent/$op-cutile-rust.json bundles-agent/$op \
 #       --exporter '["bash", "{root}/kernels/cutile_rust/export.sh", "{suite}", "{out}"]'
-#   done
-# Then on the GPU host, carrying bundles-tilegym/tilegym/{rope,silu_and_mul} and bundles-agent/:
-#   bash scripts/agent_device_run.sh [rope|silu_and_mul|mla_decoding_split_kv ...]   (default: rope, silu_and_mul)
-# (the exporter without --chosen-only lists each configuration's declared variants, which the
-# mla_decoding_split_kv job's retune selects through {tuning}).
-# Work directories: results/agent/<op>/; the summaries and the work directories as archives in $OUT.
+#   mla_decoding_split_kv, gemma_attention_decode (retune over the declared variants, selected
+#   through {tuning}): the default from an export with variants (scripts/tuned_bundles.sh --export
+#   makes bundles-tilegym/cutile_rust):
+#     python3 scripts/agent_export_cache.py prepare configs/agent/$op-cutile-rust.json bundles-agent/$op \
+#       --from bundles-tilegym/cutile_rust
+# Then on the GPU host, carrying bundles-tilegym/{tilegym,cutile_rust}/<op> and bundles-agent/:
+#   bash scripts/agent_device_run.sh [rope|silu_and_mul|mla_decoding_split_kv|gemma_attention_decode ...]
+#                                                                (default: rope, silu_and_mul)
+# Work directories: results/agent/<op>/; the summaries, logs and work directories (as archives) in
+# $OUT/agent.tgz.
 # A device call is limited to 10 minutes: each pipeline gets PORTBENCH_AGENT_BUDGET_S (default
-# 480 s), then SIGTERM leaves it resumable (exit 130). To continue in a later call, unpack the
-# returned agent-<op>-workdir.tgz into results/agent/, carry it, and set PORTBENCH_AGENT_RESUME=1.
+# 480 s), then SIGTERM leaves it resumable (exit 130). To continue in a later call, unpack
+# agent-<op>-workdir.tgz from the returned agent.tgz into results/agent/, carry it, and set
+# PORTBENCH_AGENT_RESUME=1.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-OUT="${OUT:-$ROOT/build/device-out}"
+FINAL="${OUT:-$ROOT/build/device-out}"
+# The device tool returns at most 8 files: everything goes to $OUT/agent and comes back as one
+# archive, agent.tgz.
+OUT="$FINAL/agent"
 mkdir -p "$OUT"
+trap 'tar -C "$FINAL" -czf "$FINAL/agent.tgz" agent && rm -rf "$OUT"' EXIT
 BIN=build/gpu/harness/cli/portbench
 ops=("$@")
 [[ ${#ops[@]} -eq 0 ]] && ops=(rope silu_and_mul)
