@@ -445,32 +445,40 @@ def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
     assert r.returncode == 2 and "'frontend' is 'cutile_python'" in r.stderr
 
 
-def test_skipped_configurations_carry_their_reasons_to_portbench_run(smoke, tmp_path):
+# A configuration tilegym's own wrapper refuses (its non-persistent matmul asserts on a transposed
+# A): since group_gemm and moe have plans, none of the smoke suite's is skipped.
+REFUSED = {"op": "matmul", "params": {"m": 256, "n": 256, "k": 256, "offset_a": 0, "offset_b": 0, "dtype": "float16",
+                                      "transpose_a": True, "transpose_b": False, "static_persistent": False,
+                                      "use_tma": True}}
+
+
+def test_skipped_configurations_carry_their_reasons_to_portbench_run(tmp_path, export_env):
     """Every skip line is in its manifest's unsupported[] with the same reason; an operator with
-    no plan at all (group_gemm: a list-of-arrays parameter) still gets a manifest (no cubins, no
-    configs), and `portbench run` names the reason in its unpaired list."""
-    r, out = smoke
+    no plan at all still gets a manifest (no cubins, no configs), and `portbench run` names the
+    reason in its unpaired list."""
+    suite = tmp_path / "refused.json"
+    suite.write_text(json.dumps({"suite": "refused", "configs": [REFUSED]}))
+    out = tmp_path / "tilegym"
+    r = _export(export_env, suite, out)
+    assert r.returncode == 0, r.stderr
     ms = manifests(out)
     skips = [l for l in r.stdout.splitlines() if l.startswith("skip: tilegym: ") and "/" in l.split(": ")[2]]
-    assert skips
+    assert len(skips) == 1, r.stdout
     for line in skips:
         cid, reason = line[len("skip: tilegym: "):].split(": ", 1)
         op = cid.split("/")[0]
         listed = [_cid(op, u["params"]) + ": " + u["reason"] for u in ms[op].get("unsupported", [])]
         assert f"{cid}: {reason}" in listed, (line, listed)
-    gg = ms["group_gemm"]
-    assert (gg["cubins"], gg["configs"]) == ([], [])
-    assert all("list-of-arrays parameter 'As'" in u["reason"] for u in gg["unsupported"])
-    assert validate_bundle(out / "group_gemm") == []
+    mm = ms["matmul"]
+    assert (mm["cubins"], mm["configs"]) == ([], [])
+    assert all("trans_a is not supported" in u["reason"] for u in mm["unsupported"])
+    assert validate_bundle(out / "matmul") == []
     if not PORTBENCH.is_file():
         pytest.skip(f"{PORTBENCH} not built (cmake --preset ci-cpu && cmake --build --preset ci-cpu)")
-    suite = tmp_path / "group_gemm.json"
-    suite.write_text(json.dumps({"suite": "group_gemm-only",
-                                 "configs": [{"op": "group_gemm", "params": p} for p in suite_configs(SMOKE, "group_gemm")]}))
-    run = subprocess.run([str(PORTBENCH), "run", "--ref", str(out / "group_gemm"), "--port", str(out / "group_gemm"),
+    run = subprocess.run([str(PORTBENCH), "run", "--ref", str(out / "matmul"), "--port", str(out / "matmul"),
                           "--suite", str(suite)], capture_output=True, text=True, timeout=120)
     assert run.returncode != 0
-    unpaired = [l for l in run.stderr.splitlines() if l.startswith("portbench: not paired: group_gemm/")]
-    assert len(unpaired) == len(suite_configs(SMOKE, "group_gemm")), run.stderr
-    assert all("the reference bundle has no plan for it (tilegym: " in l and "list-of-arrays parameter 'As'" in l
+    unpaired = [l for l in run.stderr.splitlines() if l.startswith("portbench: not paired: matmul/")]
+    assert len(unpaired) == 1, run.stderr
+    assert all("the reference bundle has no plan for it (tilegym: " in l and "trans_a is not supported" in l
                for l in unpaired), unpaired
