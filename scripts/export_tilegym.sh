@@ -9,7 +9,9 @@
 #
 # Environment: PORTBENCH_TARGET (target description, default configs/targets/h200.json),
 # PORTBENCH_TUNING (a tuning record of portbench tune: the variant each listed configuration
-# gets), PORTBENCH_EXPORT_JOBS (parallel tileiras compiles, default: all cores).
+# gets), PORTBENCH_EXPORT_CHOSEN_ONLY=1 (only each configuration's chosen plan, no variants: what
+# a run needs, a fraction of the compiles), PORTBENCH_EXPORT_JOBS (parallel tileiras compiles,
+# default: all cores).
 # The output must travel to the GPU machine in at most 64 MiB: when OUT is larger, it is also
 # packed as OUT.tar.xz (extract with: tar -xJf OUT.tar.xz -C "$(dirname OUT)").
 set -euo pipefail
@@ -26,6 +28,7 @@ export PYTHONPATH="$ROOT/kernels/export${PYTHONPATH:+:$PYTHONPATH}"
 args=(--suite "$SUITE" --out "$OUT")
 [[ -n "${PORTBENCH_TARGET:-}" ]] && args+=(--target "$PORTBENCH_TARGET")
 [[ -n "${PORTBENCH_TUNING:-}" ]] && args+=(--tuning "$PORTBENCH_TUNING")
+[[ "${PORTBENCH_EXPORT_CHOSEN_ONLY:-0}" == 1 ]] && args+=(--chosen-only)
 
 echo "[export] tilegym <- $SUITE"
 start=$(date +%s)

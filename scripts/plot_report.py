@@ -95,7 +95,9 @@ def plot_geomeans(intervals: pd.DataFrame, gate: float, out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 0.35 * n + 1.5))
     y = np.arange(n)
     est = intervals["estimate"].to_numpy()
-    err = np.vstack([est - intervals["low"].to_numpy(), intervals["high"].to_numpy() - est])
+    # Rounded interval ends (or a bootstrap interval of two configurations) can fall just short
+    # of the estimate; matplotlib refuses negative error bars, so such an end is drawn at it.
+    err = np.clip(np.vstack([est - intervals["low"].to_numpy(), intervals["high"].to_numpy() - est]), 0, None)
     colors = ["#0a7a0a" if lo >= gate else ("#b00020" if hi < gate else "#a66a00")
               for lo, hi in zip(intervals["low"], intervals["high"])]
     for i in range(n):

@@ -433,6 +433,27 @@ def test_the_tuning_record_picks_the_variant(tmp_path, export_env):
     assert other["tuning"]["tuning_source"].startswith(f"default: not in tuning record {rec}")
 
 
+def test_chosen_only_compiles_and_writes_only_the_chosen_plan(tmp_path, export_env):
+    by_op = {c["op"]: c for c in json.loads(SMOKE.read_text())["configs"]}
+    mm = by_op["matmul"]
+    suite = tmp_path / "s.json"
+    suite.write_text(json.dumps({"suite": "s", "configs": [mm]}))
+    choice = "TILE_SIZE_M=256,TILE_SIZE_N=256,TILE_SIZE_K=64,num_ctas=4,occupancy=1"
+    rec = _record(tmp_path, [{"op": "matmul", "params": mm["params"], "variant": choice}])
+    full = _export(export_env, suite, tmp_path / "full", "--tuning", str(rec))
+    only = _export(export_env, suite, tmp_path / "only", "--tuning", str(rec), "--chosen-only")
+    assert full.returncode == 0 and only.returncode == 0, full.stderr + only.stderr
+    f, o = manifests(tmp_path / "full")["matmul"], manifests(tmp_path / "only")["matmul"]
+    fc, oc = f["configs"][0], o["configs"][0]
+    assert "variants" not in oc and len(fc["variants"]) > 1
+    assert oc["tuning"]["variant"] == choice and oc["launches"] == fc["launches"]
+    assert oc["tuning"]["variants"] == f"not exported (--chosen-only; {len(fc['variants'])} distinct candidate plans)"
+    # Only the chosen plan's kernel is compiled: one cubin, the one the full export's chosen plan names.
+    assert sorted(c["file"] for c in o["cubins"]) == sorted({l["cubin"] for l in fc["launches"]})
+    assert len(f["cubins"]) > len(o["cubins"])
+    assert validate_bundle(tmp_path / "only" / "matmul") == []
+
+
 def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
     suite = _one_config_suite(tmp_path, "rope")
     params = json.loads(suite.read_text())["configs"][0]["params"]

@@ -57,6 +57,8 @@ class Frontend:
 class ExportOptions:
     target: Target
     tuning: Path | None = None
+    # write only each configuration's chosen plan, no variants (a run needs no more; a tune does)
+    chosen_only: bool = False
 
 
 def load_kernel_module(frontend: str, name: str) -> ModuleType:
@@ -186,11 +188,14 @@ def main(fe: Frontend, argv: list[str] | None = None) -> int:
         ap.add_argument("--tuning", default=None,
                         help="tuning record of portbench tune (configs/tuning/<frontend>-<target>.json): "
                              "the variant each configuration it lists gets")
+        ap.add_argument("--chosen-only", action="store_true",
+                        help="compile and write only each configuration's chosen plan (no tuning variants)")
     args = ap.parse_args(argv)
     verbose = os.environ.get("PORTBENCH_EXPORT_VERBOSE") == "1"
     try:
         options = ExportOptions(load_target(args.target),
-                                Path(args.tuning) if getattr(args, "tuning", None) else None)
+                                Path(args.tuning) if getattr(args, "tuning", None) else None,
+                                bool(getattr(args, "chosen_only", False)))
         return export_suite(fe, args.suite, args.out, options)
     except SuiteError as e:
         if verbose:

@@ -101,9 +101,6 @@ class Session:
             variants = {"default": (default_plan, [])}
             why = why if default_pass.searches else why + "; tilegym does not autotune this configuration"
 
-        failed = self._compile(bundle, [p for p, _ in variants.values()])
-        broken = {n: failed[s] for n, (p, _) in variants.items()
-                  for s in (l.build.symbol for l in p.launches) if s in failed}
         chosen, source = default_name, f"default: no tuning record; {why}"
         if self.record is not None:
             choice = self.record.lookup(cfg.op, cfg.params)
@@ -113,6 +110,11 @@ class Session:
                 raise unknown_variant(self.record, choice, cfg.id(), list(variants))
             else:
                 chosen, source = choice.variant, f"record {self.record.path}"
+        chosen_only = self.options.chosen_only
+        to_build = [variants[chosen][0]] if chosen_only else [p for p, _ in variants.values()]
+        failed = self._compile(bundle, to_build)
+        broken = {n: failed[s] for n, (p, _) in variants.items()
+                  for s in (l.build.symbol for l in p.launches) if s in failed}
         if chosen in broken:
             raise Unsupported(f"tileiras fails for {self.options.target.arch}: {broken[chosen]}")
         plan, merged = variants[chosen]
@@ -128,7 +130,9 @@ class Session:
         if bad:
             tuning["failed_candidates"] = bad
         out_variants = None
-        if len(variants) > 1 or candidates:
+        if chosen_only:
+            tuning["variants"] = f"not exported (--chosen-only; {len(variants)} distinct candidate plans)"
+        elif len(variants) > 1 or candidates:
             out_variants = [self._variant_json(n, p, m) for n, (p, m) in variants.items() if n not in broken]
         bundle.add_config(cfg.params, plan.launches_json(), tuning=tuning, scratch=plan.scratch,
                           variants=out_variants)
