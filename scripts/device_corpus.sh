@@ -19,7 +19,10 @@
 # of the sweep that scripts/diagnose_slow.sh shows, with their top findings),
 # PORTBENCH_CORPUS_FILE (the results file, default OUTDIR/corpus.h5), PORTBENCH_CORPUS_RESUME=1
 # (continue that file with --resume when it exists: a sweep longer than one device call),
-# PORTBENCH_CORPUS_EXTRA (more `portbench run` options, e.g. --host-inputs).
+# PORTBENCH_CORPUS_EXTRA (more `portbench run` options, e.g. --host-inputs),
+# PORTBENCH_CORPUS_VERIFIED (the verified-output store, default OUTDIR/verified, kept between
+# calls as OUTDIR/verified.tgz: carry it back with the results file and name it in
+# PORTBENCH_CORPUS_VERIFIED_FROM, or a resumed sweep verifies every configuration again; the tenth session's two-call sweep spent 223 s of 731 on that).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -37,12 +40,21 @@ if [[ "${PORTBENCH_CORPUS_RESUME:-0}" == 1 && -f "$RESULTS" ]]; then
 fi
 # shellcheck disable=SC2206
 extra=(${PORTBENCH_CORPUS_EXTRA:-})
+VERIFIED="${PORTBENCH_CORPUS_VERIFIED:-$OUT/verified}"
+for packed in "$VERIFIED.tgz" "${PORTBENCH_CORPUS_VERIFIED_FROM:-}"; do
+  [[ -f "$packed" && ! -d "$VERIFIED" ]] && mkdir -p "$VERIFIED" && tar -xzf "$packed" -C "$VERIFIED" && echo "verified outputs from $packed"
+done
+mkdir -p "$VERIFIED"
+extra+=(--verified-cache "$VERIFIED")
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
   --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \
   --budget "${PORTBENCH_CORPUS_BUDGET:-0}" \
   "${extra[@]}" --out "$RESULTS" "${mode[@]}" > "$OUT/corpus.txt" 2>&1
-echo "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} sweep: exit $?, $(( $(date +%s) - start )) s"
+rc=$?
+# One archive, not a file per verified output (the device tool returns at most 8 files).
+tar -C "$VERIFIED" -czf "$VERIFIED.tgz" . && rm -rf "$VERIFIED"
+echo "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} sweep: exit $rc, $(( $(date +%s) - start )) s"
 grep -v "not paired" "$OUT/corpus.txt" | tail -3
 "$BIN" report "$RESULTS" --format md > "$OUT/corpus_report.md" 2>&1
 grep -A30 "^## Operators" "$OUT/corpus_report.md"
