@@ -22,7 +22,8 @@
 # PORTBENCH_CORPUS_EXTRA (more `portbench run` options, e.g. --host-inputs),
 # PORTBENCH_CORPUS_VERIFIED (the verified-output store, default OUTDIR/verified, kept between
 # calls as OUTDIR/verified.tgz: carry it back with the results file and name it in
-# PORTBENCH_CORPUS_VERIFIED_FROM, or a resumed sweep verifies every configuration again; the tenth session's two-call sweep spent 223 s of 731 on that).
+# PORTBENCH_CORPUS_VERIFIED_FROM, or a resumed sweep verifies every configuration again; the
+# tenth session's two-call sweep spent 223 s of 731 on that).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
