@@ -23,7 +23,8 @@
 # PORTBENCH_CORPUS_VERIFIED (the verified-output store, default OUTDIR/verified, kept between
 # calls as OUTDIR/verified.tgz: carry it back with the results file and name it in
 # PORTBENCH_CORPUS_VERIFIED_FROM, or a resumed sweep verifies every configuration again; the
-# tenth session's two-call sweep spent 223 s of 731 on that).
+# tenth session's two-call sweep spent 223 s of 731 on that), PORTBENCH_CORPUS_FILTER (`run
+# --filter` regular expression).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -47,6 +48,9 @@ for packed in "$VERIFIED.tgz" "${PORTBENCH_CORPUS_VERIFIED_FROM:-}"; do
 done
 mkdir -p "$VERIFIED"
 extra+=(--verified-cache "$VERIFIED")
+# PORTBENCH_CORPUS_FILTER: a regular expression on configuration ids (`run --filter`), e.g.
+# '^(?!matmul/.*m=32768,)' leaves out the nine matmul 32768^3 configurations.
+[[ -n "${PORTBENCH_CORPUS_FILTER:-}" ]] && extra+=(--filter "$PORTBENCH_CORPUS_FILTER")
 timeout "${PORTBENCH_CORPUS_TIMEOUT:-420}" "$BIN" run --ref "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" \
   --port "${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust}" \
   --suite "${PORTBENCH_CORPUS_SUITE:-configs/tilegym.json}" "${DEV[@]}" --runs "$RUNS" --time-cap 0.2 --min-samples 8 --timeout 120 \

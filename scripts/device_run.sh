@@ -9,7 +9,10 @@
 # Optional stages, by environment: PORTBENCH_TILEGYM_TUNE / _RUST_TUNE (tune), PORTBENCH_CHECK_DIRS
 # (check bundle folders), PORTBENCH_CORPUS (corpus sweep), PORTBENCH_INPUTS_BENCH (the same
 # operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
-# PORTBENCH_REF_BENCH (reference verification benchmark); PORTBENCH_SKIP_TESTS skips the gpu tests.
+# PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (tensor-core
+# accumulation against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT, _RUNS),
+# PORTBENCH_NCU_DIRS (per-kernel times under ncu: _FILTER, _KERNELS), PORTBENCH_TUNE_APPLY (the
+# tuned bundles take the record's choices); PORTBENCH_SKIP_TESTS skips the gpu tests.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -114,6 +117,11 @@ tune_front_end() {
   echo "tune $name exit $?, $(( $(date +%s) - start )) s"
   tail -"${PORTBENCH_TUNE_TAIL:-60}" "$OUT/${name}_tune.txt"
   cp "$OUT/$name-$target.json" "$FINAL"/ 2>/dev/null
+  # PORTBENCH_TUNE_APPLY=1: the tuned bundles choose the record's variants, so a later stage of
+  # this call (PORTBENCH_PAIRS_SUITE with _REF on them) times the tuned plans.
+  if [[ -n "${PORTBENCH_TUNE_APPLY:-}" && -f "$OUT/$name-$target.json" ]]; then
+    python3 scripts/apply_tuning.py "$OUT/$name-$target.json" "${dirs[@]}"
+  fi
 }
 if [[ -n "${PORTBENCH_TILEGYM_TUNE:-}" ]]; then
   # shellcheck disable=SC2086
@@ -137,6 +145,40 @@ if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
   awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
     "$OUT/check_dirs.txt" | sort
   grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
+fi
+if [[ -n "${PORTBENCH_GEMM_PROBE:-}" ]]; then
+  # How far the tensor cores' long fp16/bf16 sums land from fp64 (the rounding rule's
+  # accumulation term, docs/reference.md), for cuBLAS and a Triton kernel.
+  echo "== gemm accumulation probe (scripts/probe_gemm_accumulation.py) =="
+  timeout "$(left_s 90)" python3 scripts/probe_gemm_accumulation.py 2>&1 | tee "$OUT/gemm_probe.txt"
+fi
+if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
+  # A few operators paired (a port change checked before a whole sweep): run, report, diagnose.
+  ref="${PORTBENCH_PAIRS_REF:-bundles-chosen/tilegym}" port="${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}"
+  echo "== pairs: $ref -> $port on $PORTBENCH_PAIRS_SUITE =="
+  t0=$(date +%s)
+  timeout "$(left_s "${PORTBENCH_PAIRS_TIMEOUT:-200}")" "$BIN" run --ref "$ref" --port "$port" --suite "$PORTBENCH_PAIRS_SUITE" \
+    --runs "${PORTBENCH_PAIRS_RUNS:-2}" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/pairs.h5" --overwrite \
+    > "$OUT/pairs.txt" 2>&1
+  echo "pairs run exit $?, $(( $(date +%s) - t0 )) s"
+  grep -v "not paired" "$OUT/pairs.txt" | tail -5
+  "$BIN" report "$OUT/pairs.h5" --format md > "$OUT/pairs_report.md" 2>&1
+  grep -E "^\| " "$OUT/pairs_report.md" | head -30
+  "$BIN" diagnose "$OUT/pairs.h5" --bundles "$ref" "$port" --no-sass --format md > "$OUT/pairs_diagnose.md" 2>&1
+  cp "$OUT/pairs.h5" "$FINAL"/ 2>/dev/null
+fi
+if [[ -n "${PORTBENCH_NCU_DIRS:-}" ]]; then
+  # Per-kernel device time of multi-kernel plans (the results keep only the plan's sum): each
+  # folder's first PORTBENCH_NCU_CONFIGS configurations under Nsight Compute.
+  for d in $PORTBENCH_NCU_DIRS; do
+    echo "== ncu: $d =="
+    timeout "$(left_s 90)" ncu --target-processes all --metrics gpu__time_duration.sum --csv \
+      ${PORTBENCH_NCU_KERNELS:+-k "regex:$PORTBENCH_NCU_KERNELS"} \
+      "$BIN" check "$d" ${PORTBENCH_NCU_FILTER:+--filter "$PORTBENCH_NCU_FILTER"} > "$OUT/ncu_$(echo "$d" | tr / _).csv" 2>&1
+    echo "ncu exit $?"
+    grep '"gpu__time_duration.sum"' "$OUT/ncu_$(echo "$d" | tr / _).csv" | awk -F'","' '{print $5, $(NF)}' | tr -d '"' \
+      | awk '{k=$1; sub(/_[0-9a-f]+$/, "", k); t[k]+=$NF; n[k]++} END {for (k in t) printf "%-60s %6d launches %12.0f ns total\n", k, n[k], t[k]}' | sort
+  done
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" ]]; then
   echo "== operator corpus: ${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} =="

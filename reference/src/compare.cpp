@@ -43,7 +43,8 @@ namespace {
 constexpr double k_accumulation_units = 16;
 }  // namespace
 
-void error_accumulator::note_outside(std::int64_t index, double d, double abs_want, double scale) noexcept {
+void error_accumulator::note_outside(std::int64_t index, double d, double abs_want, double scale,
+                                     double accumulation_bound) noexcept {
   note_bad(index);
   if (m_eps == 0) {   // integers: exact or wrong
     ++m_beyond_rounding;
@@ -54,7 +55,13 @@ void error_accumulator::note_outside(std::int64_t index, double d, double abs_wa
   int e = 0;
   std::frexp(abs_want, &e);
   const double ulp = std::max(std::ldexp(m_eps, e - 1), m_min_ulp);
-  if (d > ulp + k_accumulation_units * m_compute_eps * (abs_want + scale)) ++m_beyond_rounding;
+  const double roundoff = ulp + k_accumulation_units * m_compute_eps * (abs_want + scale);
+  if (d <= roundoff) return;
+  if (d <= ulp + accumulation_bound) {
+    ++m_within_accumulation_only;
+    return;
+  }
+  ++m_beyond_rounding;
 }
 
 void error_accumulator::note_bad(std::int64_t index) noexcept {
@@ -62,7 +69,7 @@ void error_accumulator::note_bad(std::int64_t index) noexcept {
   if (m_first_bad < 0 || index < m_first_bad) m_first_bad = index;
 }
 
-void error_accumulator::add(std::int64_t index, double got, double want, double scale) noexcept {
+void error_accumulator::add(std::int64_t index, double got, double want, double scale, double accumulation_bound) noexcept {
   ++m_checked;
   const double d = std::abs(got - want);
   if (!(d <= std::numeric_limits<double>::max())) {  // NaN or inf somewhere: the rare path
@@ -86,7 +93,7 @@ void error_accumulator::add(std::int64_t index, double got, double want, double 
   m_sum_want2 += want * want;
   m_max_abs = std::max(m_max_abs, d);
   if (d > m_max_rel * aw && aw > 0) m_max_rel = d / aw;
-  if (d > m_tol.atol + m_tol.rtol * aw) note_outside(index, d, aw, scale);
+  if (d > m_tol.atol + m_tol.rtol * aw) note_outside(index, d, aw, scale, accumulation_bound);
   const double norm = d / (m_eps * (aw + scale) + m_floor);
   m_max_norm = std::max(m_max_norm, norm);
   m_sum_norm2 += norm * norm;
@@ -112,7 +119,7 @@ void error_accumulator::add_span(std::int64_t start, std::int64_t stride, std::i
     sum_want2 += want[k] * want[k];
     max_abs = std::max(max_abs, d);
     if (d > max_rel * aw && aw > 0) max_rel = d / aw;
-    if (d > m_tol.atol + m_tol.rtol * aw) note_outside(start + k * stride, d, aw, scale);
+    if (d > m_tol.atol + m_tol.rtol * aw) note_outside(start + k * stride, d, aw, scale, 0);
     const double norm = d / (m_eps * aw + base);
     max_norm = std::max(max_norm, norm);
     sum_norm2 += norm * norm;
@@ -157,6 +164,7 @@ void error_accumulator::merge(const error_accumulator& o) noexcept {
   if (o.m_first_bad >= 0 && (m_first_bad < 0 || o.m_first_bad < m_first_bad)) m_first_bad = o.m_first_bad;
   m_nonfinite += o.m_nonfinite;
   m_beyond_rounding += o.m_beyond_rounding;
+  m_within_accumulation_only += o.m_within_accumulation_only;
   m_max_abs = std::max(m_max_abs, o.m_max_abs);
   m_max_rel = std::max(m_max_rel, o.m_max_rel);
   m_max_norm = std::max(m_max_norm, o.m_max_norm);
@@ -176,6 +184,7 @@ compare_report error_accumulator::report(const std::string& tensor, const std::s
   r.first_bad_index = m_first_bad;
   r.nonfinite = m_nonfinite;
   r.beyond_rounding = m_beyond_rounding;
+  r.within_accumulation_only = m_within_accumulation_only;
   r.max_abs_err = m_max_abs;
   r.max_rel_err = m_max_rel;
   r.atol = m_tol.atol;

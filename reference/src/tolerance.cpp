@@ -52,7 +52,12 @@ judgement judge_rounding(const compare_report& port) {
     std::string why = who + ": every checked element within upstream atol/rtol";
     if (port.bad > 0) {
       why += " or within one " + std::string(to_string(port.type)) + " ulp plus accumulation roundoff of the fp64 value (" +
-             std::to_string(port.bad) + " outside upstream atol/rtol by rounding alone)";
+             std::to_string(port.bad) + " outside upstream atol/rtol by rounding alone";
+      if (port.within_accumulation_only > 0) {
+        why += "; " + std::to_string(port.within_accumulation_only) +
+               " of them only within the product sum's accumulation bound, accumulation_eps * sum|a b|";
+      }
+      why += ")";
     }
     return make(verdicts::pass, why);
   }

@@ -27,8 +27,8 @@ class bmm final : public gemm_operator {
             dense("b", p.type, {p.q, p.tb ? p.n : p.k, p.tb ? p.k : p.n}, tensor_role::in),
             dense("c", p.out_type, {p.q, p.m, p.n}, tensor_role::out)};
   }
-  [[nodiscard]] tolerance upstream_tolerance(const config&, const std::string&) const override {
-    return {1e-8, 1e-3};  // test_bmm.py
+  [[nodiscard]] tolerance upstream_tolerance(const config& c, const std::string&) const override {
+    return with_tensor_core_accumulation({1e-8, 1e-3}, params(c).type);  // test_bmm.py
   }
 
  protected:

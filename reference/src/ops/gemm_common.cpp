@@ -68,6 +68,7 @@ std::vector<double> matvec(const tensor_reader& t, std::int64_t base, std::int64
 struct expectation {
   std::vector<std::int64_t> rows, cols;
   std::vector<double> tile;  // rows x cols
+  std::vector<double> abs_terms;  // rows x cols: sum_k |a_ik b_kj|, the size of the terms
   std::vector<double> x;     // n x vectors
   std::vector<double> z;     // m x vectors: A (B x)
 };
@@ -100,9 +101,14 @@ expectation expect(const gemm_problem& p, const std::vector<host_tensor>& ts, sa
     for (std::size_t cc = 0; cc < e.cols.size(); ++cc) bj(kk, static_cast<Eigen::Index>(cc)) = b[p.b_base + kk * p.b_rs + e.cols[cc] * p.b_cs];
   }
   const Eigen::MatrixXd t = ai * bj;
+  const Eigen::MatrixXd t_abs = ai.cwiseAbs() * bj.cwiseAbs();
   e.tile.resize(static_cast<std::size_t>(t.size()));
+  e.abs_terms.resize(static_cast<std::size_t>(t.size()));
   for (Eigen::Index r = 0; r < t.rows(); ++r) {
-    for (Eigen::Index cc = 0; cc < t.cols(); ++cc) e.tile[static_cast<std::size_t>(r * t.cols() + cc)] = t(r, cc);
+    for (Eigen::Index cc = 0; cc < t.cols(); ++cc) {
+      e.tile[static_cast<std::size_t>(r * t.cols() + cc)] = t(r, cc);
+      e.abs_terms[static_cast<std::size_t>(r * t.cols() + cc)] = t_abs(r, cc);
+    }
   }
   e.x.resize(static_cast<std::size_t>(p.n * vectors));
   for (auto& v : e.x) v = (rng.next() & 1U) != 0 ? 1.0 : -1.0;
@@ -116,10 +122,12 @@ void compare(const gemm_problem& p, const std::vector<host_tensor>& ts, const ex
   const host_tensor& ct = find_tensor(ts, p.c);
   const tensor_reader c(ct);
   const double s = rms_of(e.tile.data(), static_cast<std::int64_t>(e.tile.size()));
+  const double per_term = accumulation_per_term(tol, p.k);
   for (std::size_t r = 0; r < e.rows.size(); ++r) {
     for (std::size_t cc = 0; cc < e.cols.size(); ++cc) {
       const std::int64_t idx = p.c_base + e.rows[r] * p.c_rs + e.cols[cc] * p.c_cs;
-      tile_acc.add(idx, c[idx], e.tile[r * e.cols.size() + cc], s);
+      const std::size_t at = r * e.cols.size() + cc;
+      tile_acc.add(idx, c[idx], e.tile[at], s, per_term * e.abs_terms[at]);
     }
   }
   // Freivalds: per row, |C x - A B x| against the rounding noise a correct row would have,
@@ -158,6 +166,17 @@ void compare(const gemm_problem& p, const std::vector<host_tensor>& ts, const ex
 }
 
 }  // namespace
+
+tolerance with_tensor_core_accumulation(tolerance t, dtype operands) noexcept {
+  if (operands == dtype::f16 || operands == dtype::bf16) t.accumulation_eps = 0x1.0p-13;
+  return t;
+}
+
+double accumulation_per_term(const tolerance& t, std::int64_t k) noexcept {
+  const double ku = static_cast<double>(k) * 0x1.0p-24;
+  const double gamma_k = ku < 1 ? ku / (1 - ku) : t.accumulation_eps;
+  return std::min(t.accumulation_eps, gamma_k);
+}
 
 void set_layout(std::int64_t& rs, std::int64_t& cs, std::int64_t rows, std::int64_t cols, bool transposed) {
   if (transposed) {
@@ -227,6 +246,7 @@ std::vector<compare_report> gemm_operator::verify(const config& c, const std::ve
       e.rows = rows->ints;
       e.cols = cached->find(pre + "cols")->ints;
       e.tile = cached->find(pre + "tile")->reals;
+      e.abs_terms = cached->find(pre + "abs_terms")->reals;
       e.x = cached->find(pre + "x")->reals;
       e.z = cached->find(pre + "z")->reals;
     } else {
@@ -234,6 +254,7 @@ std::vector<compare_report> gemm_operator::verify(const config& c, const std::ve
       fresh->blocks.push_back({pre + "rows", e.rows, {}});
       fresh->blocks.push_back({pre + "cols", e.cols, {}});
       fresh->blocks.push_back({pre + "tile", {}, e.tile});
+      fresh->blocks.push_back({pre + "abs_terms", {}, e.abs_terms});
       fresh->blocks.push_back({pre + "x", {}, e.x});
       fresh->blocks.push_back({pre + "z", {}, e.z});
     }

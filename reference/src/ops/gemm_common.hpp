@@ -24,6 +24,16 @@ struct gemm_problem {
 /// Row-major [rows, cols] (or its transpose when `transposed`: stored [cols, rows]) at `base`.
 void set_layout(std::int64_t& rs, std::int64_t& cs, std::int64_t rows, std::int64_t cols, bool transposed);
 
+/// `t` with the accumulation roundoff of tileiras' fp16/bf16 products: 2^-13 per unit of
+/// sum_k |a_ik b_kj|. On the H200 tilegym's bmm and its port (identical bytes) put a sampled
+/// element that cancels to ~1 0.031 (k = 2048) and 0.064 (k = 8192) from fp64: 2^-14.3 and
+/// 2^-15.3 of that sum, where cuBLAS and Triton stay within 6e-4 (docs/reference.md). Other
+/// operand types keep `t` as it is.
+[[nodiscard]] tolerance with_tensor_core_accumulation(tolerance t, dtype operands) noexcept;
+/// The allowance per unit of sum_k |a_ik b_kj| for a k-term product: t.accumulation_eps, never
+/// more than gamma_k = k u / (1 - k u), u = 2^-24, the worst case of fp32 summation.
+[[nodiscard]] double accumulation_per_term(const tolerance& t, std::int64_t k) noexcept;
+
 /// An operator made of products. Subclasses give the tensors, the problems and the tolerance.
 class gemm_operator : public operator_spec {
  public:

@@ -242,3 +242,110 @@ TEST(tolerance, verify_then_judge_on_an_operator) {
   EXPECT_EQ(j.verdict, "FAIL") << j.reason;
   EXPECT_EQ(port[0].first_bad_index, 777);
 }
+
+// A long fp16/bf16 product sum compiled by tileiras: an element that cancels to about 1 against
+// terms summing to thousands is, on the H200, about one fp16 unit of the row's scale from fp64
+// (tilegym's bmm and its port alike: 0.064 at k = 8192; cuBLAS stays within 6e-4). bmm's rule
+// accepts that through the size of the terms, says so, and still fails a flipped sign or
+// exponent bit of such an element. The inputs are the operator's own (real fp16/bf16 values),
+// the whole 32 x 32 output is checked.
+TEST(tolerance, long_product_sums_allow_tileiras_accumulation_and_reject_a_flipped_bit) {
+  for (const char* type : {"float16", "bfloat16"}) {
+    SCOPED_TRACE(type);
+    const auto c = cfg("bmm", {{"batch", I(1)}, {"m", I(32)}, {"n", I(32)}, {"k", I(8192)}, {"dtype", S(type)}});
+    const auto& op = pr::find_operator("bmm");
+    auto ts = pr::make_inputs(op, c, 11);
+    const auto& a = pr::find_tensor(ts, "a");
+    const auto& b = pr::find_tensor(ts, "b");
+    auto& out = pr::find_tensor(ts, "c");
+    const pr::dtype t = out.spec.type;
+    std::vector<double> want(32 * 32), terms(32 * 32);
+    for (std::int64_t i = 0; i < 32; ++i) {
+      for (std::int64_t j = 0; j < 32; ++j) {
+        double sum = 0, abs_sum = 0;
+        for (std::int64_t k = 0; k < 8192; ++k) {
+          const double p = pr::load_element(a.bytes.data(), a.spec.type, i * 8192 + k) *
+                           pr::load_element(b.bytes.data(), b.spec.type, k * 32 + j);
+          sum += p;
+          abs_sum += std::abs(p);
+        }
+        want[static_cast<std::size_t>(i * 32 + j)] = sum;
+        terms[static_cast<std::size_t>(i * 32 + j)] = abs_sum;
+      }
+    }
+    const double s = pr::rms_of(want.data(), static_cast<std::int64_t>(want.size()));
+    ASSERT_GT(s, 50.0) << "k = 8192 with the fill's positive mean: outputs around 80";
+    // The H200's error: 0.7 fp16 units of the scale, either sign, on every element.
+    pr::sample_rng rng(5);
+    std::vector<double> h200(want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      h200[i] = pr::round_to(t, want[i] + (rng.unit() < 0.5 ? -1 : 1) * 0.7 * 0x1.0p-10 * s);
+      pr::store_element(out.bytes.data(), t, static_cast<std::int64_t>(i), h200[i]);
+    }
+    // The element nearest to 1 in size (a cancelled sum, ulp 2^-10 in fp16) carries the test.
+    std::size_t near = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::abs(std::abs(want[i]) - 1.5) < std::abs(std::abs(want[near]) - 1.5)) near = i;
+    }
+    ASSERT_LT(std::abs(want[near]), 4.0) << "no cancelled element in the sample";
+
+    // Elementwise, without the terms' size the error near zero is beyond rounding; with it, not.
+    auto accumulate = [&](const std::vector<double>& got, double per_term) {
+      pr::error_accumulator acc(t, {1e-8, 1e-3});
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        acc.add(static_cast<std::int64_t>(i), got[i], want[i], s, per_term * terms[i]);
+      }
+      return acc.report("c", "all", static_cast<std::int64_t>(got.size()));
+    };
+    EXPECT_GT(accumulate(h200, 0).beyond_rounding, 0);
+    const auto within = accumulate(h200, 0x1.0p-13);
+    EXPECT_EQ(within.beyond_rounding, 0);
+    EXPECT_GT(within.within_accumulation_only, 0);
+
+    // Through the operator: PASS against fp64 alone; a flipped sign or lowest exponent bit of
+    // the cancelled element FAIL.
+    const auto ok = pb_test::verify(op, c, ts, 3);
+    const auto j = pr::judge_all(ok, {});
+    EXPECT_EQ(j.verdict, "PASS") << j.reason;
+    EXPECT_NE(j.reason.find("accumulation bound"), std::string::npos) << "the verdict says what it accepted: " << j.reason;
+    const int mantissa_bits = t == pr::dtype::f16 ? 10 : 7;
+    for (const std::uint32_t flip : {0x8000u, 1u << mantissa_bits}) {
+      SCOPED_TRACE("flip " + std::to_string(flip));
+      auto broken = ts;
+      const double v = value_of(t, bits_of(t, h200[near]) ^ flip);
+      pr::store_element(pr::find_tensor(broken, "c").bytes.data(), t, static_cast<std::int64_t>(near), v);
+      const auto bad = pb_test::verify(op, c, broken, 3);
+      const auto jb = pr::judge_all(bad, {});
+      EXPECT_EQ(jb.verdict, "FAIL") << jb.reason;
+    }
+  }
+}
+
+// The accumulation allowance never exceeds fp32 summation's worst case, gamma_k = k 2^-24: a
+// short product (k = 64, gamma = 2^-18) 2^-14 of its terms' size from fp64 fails.
+TEST(tolerance, the_accumulation_allowance_is_capped_by_fp32_summations_worst_case) {
+  const auto c = cfg("bmm", {{"batch", I(1)}, {"m", I(32)}, {"n", I(32)}, {"k", I(64)}, {"dtype", S("float16")}});
+  const auto& op = pr::find_operator("bmm");
+  auto ts = pr::make_inputs(op, c, 13);
+  op.write_reference(c, ts, 2);
+  const auto& a = pr::find_tensor(ts, "a");
+  const auto& b = pr::find_tensor(ts, "b");
+  auto& out = pr::find_tensor(ts, "c");
+  // The element with the smallest |C| against its terms' size.
+  std::int64_t worst = 0;
+  double worst_ratio = 1e300, worst_want = 0, worst_terms = 0;
+  for (std::int64_t i = 0; i < 32 * 32; ++i) {
+    double sum = 0, abs_sum = 0;
+    for (std::int64_t k = 0; k < 64; ++k) {
+      const double p = pr::load_element(a.bytes.data(), a.spec.type, (i / 32) * 64 + k) *
+                       pr::load_element(b.bytes.data(), b.spec.type, k * 32 + i % 32);
+      sum += p;
+      abs_sum += std::abs(p);
+    }
+    if (std::abs(sum) / abs_sum < worst_ratio) worst = i, worst_ratio = std::abs(sum) / abs_sum, worst_want = sum, worst_terms = abs_sum;
+  }
+  EXPECT_EQ(pr::judge_all(pb_test::verify(op, c, ts, 3), {}).verdict, "PASS");
+  pr::store_element(out.bytes.data(), out.spec.type, worst, worst_want + 0x1.0p-14 * worst_terms);
+  const auto j = pr::judge_all(pb_test::verify(op, c, ts, 3), {});
+  EXPECT_EQ(j.verdict, "FAIL") << j.reason;
+}

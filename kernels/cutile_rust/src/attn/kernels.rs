@@ -363,7 +363,7 @@ pub mod portbench_attn {
     }
     /// gemma_attention, one `BM`-row tile of queries of one (batch, head) per tile block: grid
     /// `[ceil(S / BM), B * H, 1]`, tensors as fmha's (`[B, H, S, D]`, k and v `[B, HKV, S, D]`).
-    /// Scores are soft-capped before the masks: `s = cap tanh(q.k scale / cap)`, in base 2
+    /// Scores are soft-capped before the masks (approximate tanh): `s = cap tanh(q.k scale / cap)`, in base 2
     /// `cap2 tanh(q.k qk_scale)` with `cap2 = cap log2 e`, `qk_scale = scale / cap` (`CAP` = 1;
     /// `CAP` = 0: no cap, `s = q.k qk_scale` with `qk_scale = scale log2 e`). Query `i` sees keys
     /// `i - window <= j <= i + window` (`window` >= S when there is none: the exporter's), and
@@ -446,7 +446,9 @@ pub mod portbench_attn {
             s = mmaf(qt, ktt, s);
             s = s * scale_mn;
             if CAP == 1i32 {
-                s = cap_mn * tanh(s);
+                // tanh.approx (one MUFU op, ~2^-11 relative), as tilegym's kernel: the full
+                // tanh is a long instruction sequence on every score.
+                s = cap_mn * unsafe { tanh_with_rounding(s, rounding::Approx) };
             }
             let s_max: Tile<f32, { [BM] }> = reduce_max(s, 1i32);
             let m_ij: Tile<f32, { [BM, 1] }> = max_tile(m_i, s_max.reshape(shape![BM, 1]));
@@ -474,7 +476,9 @@ pub mod portbench_attn {
             s = mmaf(qt, ktt, s);
             s = s * scale_mn;
             if CAP == 1i32 {
-                s = cap_mn * tanh(s);
+                // tanh.approx (one MUFU op, ~2^-11 relative), as tilegym's kernel: the full
+                // tanh is a long instruction sequence on every score.
+                s = cap_mn * unsafe { tanh_with_rounding(s, rounding::Approx) };
             }
             // row - key <= window, key - row <= window and (causal) key <= row: the tests
             // key >= row - window, key <= row + window, key <= row of the [BM, BN] form.

@@ -360,7 +360,7 @@ fn plan_gemma_attention(params: &Value, t: AttnTiles) -> Result<Plan> {
     tuning.insert("window".into(), if window > 0 { json!(w) } else { json!(format!("none (passed as {w}: every key)")) });
     tuning.insert("soft_cap".into(), json!(cap));
     tuning.insert("qk_scale".into(), json!(qk_scale as f32 as f64));
-    tuning.insert("softmax".into(), json!("soft cap (tanh) before the masks, online softmax in base 2 (exp2 with flush to zero), f32 running max and sum, one exact reciprocal per row"));
+    tuning.insert("softmax".into(), json!("soft cap (approximate tanh, as tilegym's) before the masks, online softmax in base 2 (exp2 with flush to zero), f32 running max and sum, one exact reciprocal per row"));
     tuning.insert("mma_operands".into(), json!(elem));
     tuning.insert("accumulator".into(), json!("f32"));
     tuning.insert("load_latency".into(), json!({"k": 3, "v": 3}));

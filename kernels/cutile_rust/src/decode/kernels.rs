@@ -72,6 +72,7 @@ pub mod portbench_decode {
         let lo_t: Tile<i32, { [BN, G] }> = lo.broadcast(shape![BN, G]);
         let neg: Tile<f32, { [BN, G] }> = constant(f32::NEG_INFINITY, shape![BN, G]);
         let cap_t: Tile<f32, { [BN, G] }> = broadcast_scalar(cap, shape![BN, G]);
+        let inv_cap_t: Tile<f32, { [BN, G] }> = constant(1.0f32, shape![BN, G]) / cap_t;
         let log2e: Tile<f32, { [BN, G] }> = constant(1.4426950408889634f32, shape![BN, G]);
 
         let mut m_i: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
@@ -89,7 +90,8 @@ pub mod portbench_decode {
             s = s * scale;
             if CAP == 1i32 {
                 // cap * tanh(s / cap) on the natural-scale logits, then base 2.
-                s = cap_t * tanh(s / cap_t) * log2e;
+                // Approximate tanh and a multiply by 1/cap, as tilegym's (approx truediv, tanh).
+                s = cap_t * unsafe { tanh_with_rounding(s * inv_cap_t, rounding::Approx) } * log2e;
             }
             // Branchless, every tile (as tilegym): a branch in the loop body keeps tileiras from
             // pipelining the loads; the select is the identity on tiles inside [lo, S).

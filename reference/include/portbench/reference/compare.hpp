@@ -18,7 +18,9 @@ class error_accumulator {
   error_accumulator(dtype type, tolerance tol);
 
   /// One element: `scale` is the rms of the reference over the element's unit (row, head, ...).
-  void add(std::int64_t index, double got, double want, double scale) noexcept;
+  /// `accumulation_bound`: an absolute roundoff the caller can bound for this element (a long
+  /// product sum's, see tolerance::accumulation_eps; 0: none), also allowed by the rounding rule.
+  void add(std::int64_t index, double got, double want, double scale, double accumulation_bound = 0) noexcept;
   /// `count` elements at storage indices start + k * stride, all with the same `scale`: the
   /// same as calling add() for each, with the running statistics kept in registers.
   void add_span(std::int64_t start, std::int64_t stride, std::int64_t count, const double* got, const double* want,
@@ -38,7 +40,7 @@ class error_accumulator {
  private:
   void note_bad(std::int64_t index) noexcept;
   /// An element outside upstream atol/rtol: also counted beyond rounding when it is.
-  void note_outside(std::int64_t index, double d, double abs_want, double scale) noexcept;
+  void note_outside(std::int64_t index, double d, double abs_want, double scale, double accumulation_bound) noexcept;
 
   dtype m_type = dtype::f32;
   tolerance m_tol{};
@@ -51,6 +53,7 @@ class error_accumulator {
   std::int64_t m_first_bad = -1;
   std::int64_t m_nonfinite = 0;
   std::int64_t m_beyond_rounding = 0;
+  std::int64_t m_within_accumulation_only = 0;
   double m_max_abs = 0;
   double m_max_rel = 0;
   double m_max_norm = 0;

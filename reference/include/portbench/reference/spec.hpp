@@ -75,6 +75,12 @@ struct tolerance {
   /// compute in lower precision by design (tf32 tensor cores for fp32 GEMMs) name theirs: the
   /// rounding rule (tolerance.hpp) allows accumulation error in these units.
   double compute_eps = 0;
+  /// Roundoff per unit of sum_i |a_i b_i| allowed to an element that is a long product sum (0:
+  /// none), never more than fp32 summation's worst case gamma_k = k 2^-24 / (1 - k 2^-24). Its
+  /// absolute error follows the size of its terms, not of its result: an element that cancels
+  /// near zero can be many output ulps from fp64 (docs/reference.md). Products compute the
+  /// bound per element and pass it to error_accumulator::add.
+  double accumulation_eps = 0;
 };
 
 /// Outcome of comparing one output against the fp64 reference.
@@ -98,6 +104,9 @@ struct compare_report {
   /// output dtype at the element plus 16 units of the computation's roundoff times
   /// (|want| + s). Judges an output when no reference front end ran (tolerance.hpp).
   std::int64_t beyond_rounding = 0;
+  /// Of the elements outside upstream atol/rtol, those within rounding only through the
+  /// accumulation bound of a long product sum (tolerance::accumulation_eps): said in the verdict.
+  std::int64_t within_accumulation_only = 0;
   double ref_rms = 0;                ///< rms of the fp64 reference over the checked elements
   /// Normalised error: |got - want| / (eps(type) * (|want| + s) + min_subnormal(type) / 2), where
   /// s is the rms of the reference over the unit (row, head, tile) the element belongs to.
