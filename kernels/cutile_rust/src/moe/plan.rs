@@ -35,7 +35,17 @@ pub const CHUNK: i64 = 256;
 /// The most experts the `[BT, E2]` one-hot tiles hold.
 pub const MAX_EXPERTS: i64 = 256;
 
-fn plan_align(params: &Value) -> Result<Plan> {
+/// moe_align_block's sizes from its parameters: `numel` assignments over `e` experts, blocks of
+/// `block`, `max_padded` slots of sorted_token_ids, `max_blocks` entries of expert_ids.
+struct AlignShape {
+    numel: i64,
+    e: i64,
+    block: i64,
+    max_padded: i64,
+    max_blocks: i64,
+}
+
+fn align_shape(params: &Value) -> Result<AlignShape> {
     let m = param_i64(params, "num_tokens")?;
     let topk = param_i64(params, "top_k")?;
     let e = param_i64(params, "n_experts")?;
@@ -45,8 +55,13 @@ fn plan_align(params: &Value) -> Result<Plan> {
     ensure!(e <= MAX_EXPERTS, "n_experts = {e} exceeds {MAX_EXPERTS} (one [chunk, experts] one-hot tile per pass)");
     let numel = m * topk;
     let max_padded = numel + e * (block - 1);
-    let max_blocks = (max_padded + block - 1) / block;
+    let max_blocks = ceil_div(max_padded, block);
     ensure!(max_padded <= i32::MAX as i64, "sorted_token_ids has {max_padded} elements, more than 2^31-1 (i32 indices)");
+    Ok(AlignShape { numel, e, block, max_padded, max_blocks })
+}
+
+fn plan_align(params: &Value) -> Result<Plan> {
+    let AlignShape { numel, e, block, max_padded, max_blocks } = align_shape(params)?;
     let e2 = pow2_ceil(e);
     let tensors = vec![
         TensorLayout::contiguous("topk_ids", &[numel], 4),
@@ -138,33 +153,27 @@ pub fn align_grid(numel: i64, e: i64, block: i64) -> Result<AlignGrid> {
     Ok(AlignGrid { bt, p, ft, fill_per, bb, blocks_per })
 }
 
-/// moe_align_block in two launches over a `[P, E2]` counts scratch (tilegym's four stages,
-/// its stage-2/3 prefix folded into the scatter, whose blocks each read the whole counts):
-/// `moe_align_count` (counts per chunk, and `sorted_token_ids` set to the padding value) and
-/// `moe_align_scatter` (the positions, the total, expert_ids).
-fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
-    let m = param_i64(params, "num_tokens")?;
-    let topk = param_i64(params, "top_k")?;
-    let e = param_i64(params, "n_experts")?;
-    let block = param_int_or(params, "block_size", 128)?;
-    ensure!(topk <= e, "top_k = {topk} exceeds n_experts = {e}");
-    ensure!(block > 0 && block <= 1 << 20, "block_size = {block} must be in 1..=2^20");
-    ensure!(e <= MAX_EXPERTS, "n_experts = {e} exceeds {MAX_EXPERTS} (one [chunk, experts] one-hot tile per pass)");
-    let numel = m * topk;
-    let max_padded = numel + e * (block - 1);
-    let max_blocks = ceil_div(max_padded, block);
-    ensure!(max_padded <= i32::MAX as i64, "sorted_token_ids has {max_padded} elements, more than 2^31-1 (i32 indices)");
+/// Where the parallel alignment writes: sorted_token_ids (a view for the count launch, a raw
+/// pointer for the scatter), expert_ids and the padded total. moe_align_block binds its own
+/// output tensors, moe its scratch buffers.
+struct AlignOutputs {
+    sorted_view: KernelArg,
+    sorted_raw: KernelArg,
+    experts: KernelArg,
+    total: KernelArg,
+}
+
+/// The two launches of the parallel alignment (`align_grid` `g`, grid `[P]` each) over a
+/// `[P, E2]` counts scratch: `moe_align_count` then `moe_align_scatter`.
+fn align_stages(numel: i64, e: i64, max_padded: i64, max_blocks: i64, block: i64, g: &AlignGrid, out: AlignOutputs, variant: &str) -> (Plan, Plan) {
     let e2 = pow2_ceil(e);
-    let g = align_grid(numel, e, block)?;
     let topk_ids = TensorLayout::contiguous("topk_ids", &[numel], 4);
     let sorted = TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4);
     let experts = TensorLayout::contiguous("expert_ids", &[max_blocks], 4);
     let total = TensorLayout::contiguous("num_tokens_post_padded", &[1], 4);
     let counts = TensorLayout::contiguous("counts", &[g.p, e2], 4);
-    let grid = [u32::try_from(g.p)?, 1, 1];
-    let variant = "parallel";
-
-    let count_args = vec![view_arg_at(&topk_ids, 0, None), scratch_view("counts", &[g.p, e2], None), tensor_arg(&sorted, None), lit_i32("fill_per", g.fill_per)];
+    let grid = [u32::try_from(g.p).expect("align_grid bounds the chunk count"), 1, 1];
+    let count_args = vec![view_arg_at(&topk_ids, 0, None), scratch_view("counts", &[g.p, e2], None), out.sorted_view, lit_i32("fill_per", g.fill_per)];
     let mut ct = Map::new();
     ct.insert("chunk".into(), json!(g.bt));
     ct.insert("chunks".into(), json!(g.p));
@@ -174,20 +183,19 @@ fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
         "moe_align_count",
         "i32",
         vec![e2.to_string(), g.bt.to_string(), g.ft.to_string()],
-        vec![topk_ids.clone(), counts.clone(), sorted.clone()],
+        vec![topk_ids.clone(), counts.clone(), sorted],
         count_args,
         grid,
         format!("moe_align_count_e{e2}_t{}_f{}", g.bt, g.ft),
         variant,
         ct,
     );
-
     let scatter_args = vec![
         view_arg_at(&topk_ids, 0, None),
         scratch_view("counts", &[g.p, e2], None),
-        KernelArg::RawPtr { name: "sorted_token_ids".into(), tensor: "sorted_token_ids".into() },
-        tensor_arg(&experts, None),
-        tensor_arg(&total, None),
+        out.sorted_raw,
+        out.experts,
+        out.total,
         lit_i32("blocks_per", g.blocks_per),
     ];
     let mut st = Map::new();
@@ -207,6 +215,29 @@ fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
         variant,
         st,
     );
+    (count, scatter)
+}
+
+/// moe_align_block in two launches over a `[P, E2]` counts scratch (tilegym's four stages,
+/// its stage-2/3 prefix folded into the scatter, whose blocks each read the whole counts):
+/// `moe_align_count` (counts per chunk, and `sorted_token_ids` set to the padding value) and
+/// `moe_align_scatter` (the positions, the total, expert_ids).
+fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
+    let AlignShape { numel, e, block, max_padded, max_blocks } = align_shape(params)?;
+    let e2 = pow2_ceil(e);
+    let g = align_grid(numel, e, block)?;
+    let sorted = TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4);
+    let experts = TensorLayout::contiguous("expert_ids", &[max_blocks], 4);
+    let total = TensorLayout::contiguous("num_tokens_post_padded", &[1], 4);
+    // The operator's own outputs receive the alignment.
+    let out = AlignOutputs {
+        sorted_view: tensor_arg(&sorted, None),
+        sorted_raw: KernelArg::RawPtr { name: "sorted_token_ids".into(), tensor: "sorted_token_ids".into() },
+        experts: tensor_arg(&experts, None),
+        total: tensor_arg(&total, None),
+    };
+    let variant = "parallel";
+    let (count, scatter) = align_stages(numel, e, max_padded, max_blocks, block, &g, out, variant);
 
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["moe_align_count", "moe_align_scatter"]));
@@ -386,60 +417,15 @@ fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     // 1. The alignment, into scratch: the parallel two-launch form of moe_align_block (a
     // count per chunk, then the scatter), as tilegym's multi-block stages; the one-block kernel
     // is serial over every assignment and measured 0.43 of tilegym's moe overall.
-    let e2 = pow2_ceil(x.e);
     let g = align_grid(numel, x.e, k.bm)?;
-    let topk_ids = TensorLayout::contiguous("topk_ids", &[numel], 4);
-    let sorted = TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4);
-    let experts = TensorLayout::contiguous("expert_ids", &[max_blocks], 4);
-    let total = TensorLayout::contiguous("num_tokens_post_padded", &[1], 4);
-    let counts = TensorLayout::contiguous("counts", &[g.p, e2], 4);
-    let align_grid_dims = [u32::try_from(g.p)?, 1, 1];
-    let count_args = vec![
-        view_arg_at(&topk_ids, 0, None),
-        scratch_view("counts", &[g.p, e2], None),
-        scratch_view("sorted_token_ids", &[max_padded], None),
-        lit_i32("fill_per", g.fill_per),
-    ];
-    let mut ct = Map::new();
-    ct.insert("chunk".into(), json!(g.bt));
-    ct.insert("chunks".into(), json!(g.p));
-    ct.insert("fill_tile".into(), json!(g.ft));
-    ct.insert("block_size".into(), json!(k.bm));
-    let count = stage(
-        "moe_align_count",
-        "i32",
-        vec![e2.to_string(), g.bt.to_string(), g.ft.to_string()],
-        vec![topk_ids.clone(), counts.clone(), sorted.clone()],
-        count_args,
-        align_grid_dims,
-        format!("moe_align_count_e{e2}_t{}_f{}", g.bt, g.ft),
-        &variant,
-        ct,
-    );
-    let scatter_args = vec![
-        view_arg_at(&topk_ids, 0, None),
-        scratch_view("counts", &[g.p, e2], None),
-        KernelArg::RawScratch { name: "sorted_token_ids".into(), scratch: "sorted_token_ids".into() },
-        scratch_view("expert_ids", &[max_blocks], None),
-        scratch_view("num_tokens_post_padded", &[1], None),
-        lit_i32("blocks_per", g.blocks_per),
-    ];
-    let mut sct = Map::new();
-    sct.insert("chunk".into(), json!(g.bt));
-    sct.insert("chunks".into(), json!(g.p));
-    sct.insert("block_tile".into(), json!(g.bb));
-    sct.insert("block_size".into(), json!(k.bm));
-    let scatter = stage(
-        "moe_align_scatter",
-        "i32",
-        vec![e2.to_string(), g.bt.to_string(), g.p.to_string(), g.bb.to_string(), k.bm.to_string()],
-        vec![topk_ids, counts, experts, total],
-        scatter_args,
-        align_grid_dims,
-        format!("moe_align_scatter_e{e2}_t{}_p{}_bb{}_b{}", g.bt, g.p, g.bb, k.bm),
-        &variant,
-        sct,
-    );
+    let out = AlignOutputs {
+        sorted_view: scratch_view("sorted_token_ids", &[max_padded], None),
+        sorted_raw: KernelArg::RawScratch { name: "sorted_token_ids".into(), scratch: "sorted_token_ids".into() },
+        experts: scratch_view("expert_ids", &[max_blocks], None),
+        total: scratch_view("num_tokens_post_padded", &[1], None),
+    };
+    let (count, scatter) = align_stages(numel, x.e, max_padded, max_blocks, k.bm, &g, out, &variant);
+    let e2 = pow2_ceil(x.e);
 
     // 2. Gate and up projections.
     let gemm1 = gemm_stage(&x, k, "w1", 2 * x.i, x.h, KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() }, "cache1", x.topk, false, max_padded, max_blocks)?;
