@@ -9,10 +9,10 @@
 # Optional stages, by environment: PORTBENCH_TILEGYM_TUNE / _RUST_TUNE (tune), PORTBENCH_CHECK_DIRS
 # (check bundle folders), PORTBENCH_CORPUS (corpus sweep), PORTBENCH_INPUTS_BENCH (the same
 # operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
-# PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (tensor-core
-# accumulation against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT, _RUNS),
-# PORTBENCH_NCU_DIRS (per-kernel times under ncu: _FILTER, _KERNELS), PORTBENCH_TUNE_APPLY (the
-# tuned bundles take the record's choices); PORTBENCH_SKIP_TESTS skips the gpu tests.
+# PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (cuBLAS and Triton
+# fp16/bf16 product sums against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT,
+# _RUNS), PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices); PORTBENCH_SKIP_TESTS
+# skips the gpu tests.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -147,8 +147,8 @@ if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
   grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
 fi
 if [[ -n "${PORTBENCH_GEMM_PROBE:-}" ]]; then
-  # How far the tensor cores' long fp16/bf16 sums land from fp64 (the rounding rule's
-  # accumulation term, docs/reference.md), for cuBLAS and a Triton kernel.
+  # How far cuBLAS's and a Triton kernel's long fp16/bf16 sums land from fp64, beside the
+  # rounding rule's accumulation term (docs/reference.md).
   echo "== gemm accumulation probe (scripts/probe_gemm_accumulation.py) =="
   timeout "$(left_s 90)" python3 scripts/probe_gemm_accumulation.py 2>&1 | tee "$OUT/gemm_probe.txt"
 fi
@@ -166,19 +166,6 @@ if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
   grep -E "^\| " "$OUT/pairs_report.md" | head -30
   "$BIN" diagnose "$OUT/pairs.h5" --bundles "$ref" "$port" --no-sass --format md > "$OUT/pairs_diagnose.md" 2>&1
   cp "$OUT/pairs.h5" "$FINAL"/ 2>/dev/null
-fi
-if [[ -n "${PORTBENCH_NCU_DIRS:-}" ]]; then
-  # Per-kernel device time of multi-kernel plans (the results keep only the plan's sum): each
-  # folder's first PORTBENCH_NCU_CONFIGS configurations under Nsight Compute.
-  for d in $PORTBENCH_NCU_DIRS; do
-    echo "== ncu: $d =="
-    timeout "$(left_s 90)" ncu --target-processes all --metrics gpu__time_duration.sum --csv \
-      ${PORTBENCH_NCU_KERNELS:+-k "regex:$PORTBENCH_NCU_KERNELS"} \
-      "$BIN" check "$d" ${PORTBENCH_NCU_FILTER:+--filter "$PORTBENCH_NCU_FILTER"} > "$OUT/ncu_$(echo "$d" | tr / _).csv" 2>&1
-    echo "ncu exit $?"
-    grep '"gpu__time_duration.sum"' "$OUT/ncu_$(echo "$d" | tr / _).csv" | awk -F'","' '{print $5, $(NF)}' | tr -d '"' \
-      | awk '{k=$1; sub(/_[0-9a-f]+$/, "", k); t[k]+=$NF; n[k]++} END {for (k in t) printf "%-60s %6d launches %12.0f ns total\n", k, n[k], t[k]}' | sort
-  done
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" ]]; then
   echo "== operator corpus: ${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} =="

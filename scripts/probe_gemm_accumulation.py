@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""How far long fp16/bf16 product sums on the GPU's tensor cores land from fp64, in the units
+"""How far cuBLAS's and Triton's long fp16/bf16 product sums land from fp64 on the GPU, in the units
 the reference's rounding rule uses (docs/reference.md): the error over sum_k |a_ik b_kj| and over
 one output unit at the row's scale (eps * s). Inputs are drawn as the GEMM references draw them
 (uniform on [-1, 1.2]: a positive mean, so results grow with k and some cancel to near zero).
 
-Runs cuBLAS through torch.bmm (reduced-precision reductions off) and a Triton tl.dot kernel with
+Runs cuBLAS through torch.matmul (reduced-precision reductions off) and a Triton tl.dot kernel with
 an fp32 accumulator, on the GPU; prints one line per (backend, dtype, k).
 
     python3 scripts/probe_gemm_accumulation.py [--k 2048 4096 8192] [--mn 256]

@@ -167,7 +167,7 @@ void compare(const gemm_problem& p, const std::vector<host_tensor>& ts, const ex
 
 }  // namespace
 
-tolerance with_tensor_core_accumulation(tolerance t, dtype operands) noexcept {
+tolerance with_long_sum_accumulation(tolerance t, dtype operands) noexcept {
   if (operands == dtype::f16 || operands == dtype::bf16) t.accumulation_eps = 0x1.0p-13;
   return t;
 }

@@ -29,7 +29,7 @@ void set_layout(std::int64_t& rs, std::int64_t& cs, std::int64_t rows, std::int6
 /// element that cancels to ~1 0.031 (k = 2048) and 0.064 (k = 8192) from fp64: 2^-14.3 and
 /// 2^-15.3 of that sum, where cuBLAS and Triton stay within 6e-4 (docs/reference.md). Other
 /// operand types keep `t` as it is.
-[[nodiscard]] tolerance with_tensor_core_accumulation(tolerance t, dtype operands) noexcept;
+[[nodiscard]] tolerance with_long_sum_accumulation(tolerance t, dtype operands) noexcept;
 /// The allowance per unit of sum_k |a_ik b_kj| for a k-term product: t.accumulation_eps, never
 /// more than gamma_k = k u / (1 - k u), u = 2^-24, the worst case of fp32 summation.
 [[nodiscard]] double accumulation_per_term(const tolerance& t, std::int64_t k) noexcept;

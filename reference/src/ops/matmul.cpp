@@ -43,7 +43,7 @@ class matmul final : public gemm_operator {
     if (params(c).type == dtype::f8e4m3) return {1.0, 1.0};
     // fp32 operands go through tf32 tensor cores upstream (10-bit mantissa).
     if (params(c).type == dtype::f32) return {1e-2, 1e-2, 0x1.0p-11};
-    return with_tensor_core_accumulation({1e-2, 1e-2}, params(c).type);  // test_matmul.py test_perf
+    return with_long_sum_accumulation({1e-2, 1e-2}, params(c).type);  // test_matmul.py test_perf
   }
 
  protected:

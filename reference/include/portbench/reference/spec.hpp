@@ -102,7 +102,8 @@ struct compare_report {
   std::int64_t nonfinite = 0;        ///< NaN or inf where the reference is finite
   /// Elements outside upstream atol/rtol and also beyond what rounding explains: one ulp of the
   /// output dtype at the element plus 16 units of the computation's roundoff times
-  /// (|want| + s). Judges an output when no reference front end ran (tolerance.hpp).
+  /// (|want| + s), or plus a long product sum's accumulation bound. Judges an output when no
+  /// reference front end ran (tolerance.hpp).
   std::int64_t beyond_rounding = 0;
   /// Of the elements outside upstream atol/rtol, those within rounding only through the
   /// accumulation bound of a long product sum (tolerance::accumulation_eps): said in the verdict.
