@@ -108,7 +108,9 @@ tune_front_end() {
   for op in "$@"; do [[ -d "bundles-tilegym/$name/$op" ]] && dirs+=("bundles-tilegym/$name/$op"); done
   echo "== portbench tune: $name variants ($*) =="
   [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
-  local start cap; start=$(date +%s); cap=$(left_s "${PORTBENCH_TUNE_TIMEOUT:-300}")
+  # PORTBENCH_TILEGYM_TUNE_TIMEOUT / PORTBENCH_CUTILE_RUST_TUNE_TIMEOUT: this front end's own cap.
+  local own="PORTBENCH_${name^^}_TUNE_TIMEOUT" start cap; start=$(date +%s)
+  cap=$(left_s "${!own:-${PORTBENCH_TUNE_TIMEOUT:-300}}")
   # --budget stops starting candidates in time for the record to be written within the cap.
   timeout "$cap" "$BIN" tune "${dirs[@]}" --suite "${PORTBENCH_TUNE_SUITE:-configs/tilegym.json}" --budget $(( cap > 40 ? cap - 30 : 10 )) \
     --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap "${PORTBENCH_TUNE_TIME_CAP:-0.2}" --timeout 120 --target "$target" \
@@ -154,17 +156,20 @@ if [[ -n "${PORTBENCH_GEMM_PROBE:-}" ]]; then
 fi
 if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
   # A few operators paired (a port change checked before a whole sweep): run, report, diagnose.
-  ref="${PORTBENCH_PAIRS_REF:-bundles-chosen/tilegym}" port="${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}"
-  echo "== pairs: $ref -> $port on $PORTBENCH_PAIRS_SUITE =="
+  # _REF and _PORT may each list several folders (space-separated), e.g. the tuned bundles of
+  # this call's tune stage beside the chosen ones.
+  read -ra ref <<< "${PORTBENCH_PAIRS_REF:-bundles-chosen/tilegym}"
+  read -ra port <<< "${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}"
+  echo "== pairs: ${ref[*]} -> ${port[*]} on $PORTBENCH_PAIRS_SUITE =="
   t0=$(date +%s)
-  timeout "$(left_s "${PORTBENCH_PAIRS_TIMEOUT:-200}")" "$BIN" run --ref "$ref" --port "$port" --suite "$PORTBENCH_PAIRS_SUITE" \
+  timeout "$(left_s "${PORTBENCH_PAIRS_TIMEOUT:-200}")" "$BIN" run --ref "${ref[@]}" --port "${port[@]}" --suite "$PORTBENCH_PAIRS_SUITE" \
     --runs "${PORTBENCH_PAIRS_RUNS:-2}" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/pairs.h5" --overwrite \
     > "$OUT/pairs.txt" 2>&1
   echo "pairs run exit $?, $(( $(date +%s) - t0 )) s"
   grep -v "not paired" "$OUT/pairs.txt" | tail -5
   "$BIN" report "$OUT/pairs.h5" --format md > "$OUT/pairs_report.md" 2>&1
   grep -E "^\| " "$OUT/pairs_report.md" | head -30
-  "$BIN" diagnose "$OUT/pairs.h5" --bundles "$ref" "$port" --no-sass --format md > "$OUT/pairs_diagnose.md" 2>&1
+  "$BIN" diagnose "$OUT/pairs.h5" --bundles "${ref[@]}" "${port[@]}" --no-sass --format md > "$OUT/pairs_diagnose.md" 2>&1
   cp "$OUT/pairs.h5" "$FINAL"/ 2>/dev/null
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" ]]; then

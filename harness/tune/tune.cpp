@@ -82,35 +82,60 @@ sweep::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::
   return plan;
 }
 
+void config_runs::take(side_runs& s, const measure::side_report& side, const measure::item_report& r) {
+  if (side.median_ns > 0 && verdicts::timing_valid(side.timing)) s.medians.push_back(side.median_ns);
+  keep_worst(s.numerics, side.numerics, verdicts::numerics::pass);
+  keep_worst(s.proof, side.proof, verdicts::proof::executed);
+  keep_worst(s.status, r.status, verdicts::status::ok);
+  if (!r.error.empty()) s.error = r.error;
+}
+
+void config_runs::add(const std::string& variant, const measure::item_report& r) {
+  // Taking a NOT_RUN pair's reference side would fail a baseline that passed, and then any
+  // candidate, however slow, would win.
+  if (r.status != verdicts::status::not_run) take(m_baseline, r.ref, r);
+  take(m_candidates[variant], r.port, r);
+}
+
+void config_runs::choose(config_choice& ch) const {
+  ch.baseline_ns = best_of(m_baseline.medians);
+  ch.chosen = ch.baseline;
+  const bool baseline_ok = m_baseline.numerics == verdicts::numerics::pass &&
+                           m_baseline.proof == verdicts::proof::executed && ch.baseline_ns > 0;
+  for (const auto& [name, s] : m_candidates) {
+    candidate_result cr{name, 0, best_of(s.medians), s.numerics, s.proof, s.status, s.error};
+    if (cr.best_ns > 0 && ch.baseline_ns > 0) cr.speedup = ch.baseline_ns / cr.best_ns;
+    ch.candidates.push_back(std::move(cr));
+  }
+  const candidate_result* winner = nullptr;
+  for (const auto& cr : ch.candidates) {
+    if (!cr.eligible()) continue;
+    const bool better = baseline_ok ? cr.speedup > (winner != nullptr ? winner->speedup : 1.0)
+                                    : winner == nullptr || cr.best_ns < winner->best_ns;
+    if (better) winner = &cr;
+  }
+  if (winner != nullptr) {
+    ch.chosen = winner->variant;
+    ch.speedup_over_default = winner->speedup;
+  }
+}
+
 tune_result run_tune(const tune_options& opt) {
   tune_result out;
   const auto plan = plan_tune(opt, out.skipped);
   if (plan.items.empty()) return out;
 
-  // Per (bundle, configuration): the baseline's and each candidate's run medians and verdicts.
-  struct side_runs {
-    std::vector<double> medians;
-    std::string numerics, proof, status, error;
-  };
-  struct config_runs {
+  // Per (bundle, configuration): the baseline's and each candidate's runs.
+  struct config_pairs {
     const sweep::planned_item* first = nullptr;
-    side_runs baseline;
-    std::map<std::string, side_runs> candidates;
+    config_runs runs;
   };
-  std::map<std::string, config_runs> runs;
+  std::map<std::string, config_pairs> runs;
   // run_sweep calls the sink one report at a time.
   auto sink = [&](const sweep::planned_item& pair, int, const measure::item_report& r) {
     auto& c = runs[pair.reference.bundle + "|" + pair.config.id()];
     if (c.first == nullptr) c.first = &pair;
-    auto take = [&](side_runs& s, const measure::side_report& side) {
-      if (side.median_ns > 0 && verdicts::timing_valid(side.timing)) s.medians.push_back(side.median_ns);
-      keep_worst(s.numerics, side.numerics, verdicts::numerics::pass);
-      keep_worst(s.proof, side.proof, verdicts::proof::executed);
-      keep_worst(s.status, r.status, verdicts::status::ok);
-      if (!r.error.empty()) s.error = r.error;
-    };
-    take(c.baseline, r.ref);
-    take(c.candidates[pair.port.variant], r.port);
+    c.runs.add(pair.port.variant, r);
   };
   out.summary = sweep::run_sweep(opt.sweep, plan, sink);
 
@@ -127,28 +152,7 @@ tune_result run_tune(const tune_options& opt) {
     ch.params = c.first->params;
     ch.baseline = cp != nullptr ? cp->variant : std::string{};
     ch.baseline_source = cp != nullptr ? tuning_source(cp->tuning_json) : std::string{};
-    ch.baseline_ns = best_of(c.baseline.medians);
-    ch.chosen = ch.baseline;
-    const bool baseline_ok = c.baseline.numerics == verdicts::numerics::pass &&
-                             c.baseline.proof == verdicts::proof::executed && ch.baseline_ns > 0;
-    for (const auto& [name, s] : c.candidates) {
-      candidate_result cr{name, 0, best_of(s.medians), s.numerics, s.proof, s.status, s.error};
-      if (cr.best_ns > 0 && ch.baseline_ns > 0) cr.speedup = ch.baseline_ns / cr.best_ns;
-      ch.candidates.push_back(std::move(cr));
-    }
-    // The fastest eligible candidate that beats a passing baseline; if the baseline itself
-    // fails, the fastest eligible candidate whatever its speed.
-    const candidate_result* winner = nullptr;
-    for (const auto& cr : ch.candidates) {
-      if (!cr.eligible()) continue;
-      const bool better = baseline_ok ? cr.speedup > (winner != nullptr ? winner->speedup : 1.0)
-                                      : winner == nullptr || cr.best_ns < winner->best_ns;
-      if (better) winner = &cr;
-    }
-    if (winner != nullptr) {
-      ch.chosen = winner->variant;
-      ch.speedup_over_default = winner->speedup;
-    }
+    c.runs.choose(ch);
     out.choices.push_back(std::move(ch));
   }
   return out;

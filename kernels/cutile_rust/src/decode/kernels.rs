@@ -43,7 +43,10 @@ pub mod portbench_decode {
     /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
     /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
     /// denominator as a base-2 logit per query head (`-inf`: none).
-    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
+    /// `TILES` > 0: every split is `TILES` key tiles (`len = TILES * BN`), a loop of constant
+    /// count (tilegym's `KV_LEN_PER_SPLIT` is a constant: a one-tile split is straight-line
+    /// code); tiles past `S` are masked like the last one. 0: the count from `len` at run time.
+    fn decode_tiles<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32, const TILES: i32>(
         q_p: &Partition<T, { [1, 1, G, D] }>,
         k_p: &Partition<T, { [1, 1, BN, D] }>,
         v_p: &Partition<T, { [1, 1, BN, D] }>,
@@ -58,7 +61,7 @@ pub mod portbench_decode {
         // The splits cover [base, S) from the key tile that holds `lo`, the first key attended.
         let start: i32 = (lo / BN) * BN + pid.2 * len;
         let end: i32 = min(start + len, s_kv);
-        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let tiles: i32 = if TILES > 0i32 { TILES } else { (end - start + BN - 1i32) / BN };
         let first: i32 = start / BN;
 
         let qt: Tile<T, { [1, 1, G, D] }> = q_p.load([pid.0, pid.1, 0i32, 0i32]);
@@ -149,9 +152,10 @@ pub mod portbench_decode {
     /// splits, D]` and `lse` the `[B, Hkv, group, splits]` view of `[B, Hq, splits]` (f32).
     /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
     /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
-    /// `LAT` > 0: the K/V loads carry that latency hint (tilegym's gemma decode: 3).
+    /// `LAT` > 0: the K/V loads carry that latency hint (tilegym's gemma decode: 3). `TILES`:
+    /// key tiles per split as a constant (0: from `len`), see `decode_tiles`.
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32>(
+    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32, const TILES: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -169,7 +173,7 @@ pub mod portbench_decode {
         let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
         let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, CAP, LAT>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
+            decode_tiles::<T, G, D, BN, CAP, LAT, TILES>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -205,7 +209,7 @@ pub mod portbench_decode {
             sink2 = sf * log2e;
         }
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+            decode_tiles::<T, G, D, BN, 0, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
         unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
     }
 
@@ -218,8 +222,10 @@ pub mod portbench_decode {
     /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. kv is loaded
     /// per tile as the keys and, `RV` = 1, again (an L2 hit) as the values, as tilegym does
     /// (`RV` = 0: the key tile serves as the values). Loads carry latency hint 2 (tilegym's).
+    /// `TILES` > 0: `len = TILES * BN` keys a split as a constant loop count, as
+    /// `decode_tiles`; 0: the count from `len` at run time.
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32>(
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32, const TILES: i32>(
         q: &Tensor<T, { [-1, -1, -1] }>,
         qpe: &Tensor<T, { [-1, -1, -1] }>,
         kv: &Tensor<T, { [-1, -1, -1] }>,
@@ -233,7 +239,7 @@ pub mod portbench_decode {
         let s_kv: i32 = get_shape_dim(kv.shape(), 1i32);
         let start: i32 = pid.2 * len;
         let end: i32 = min(start + len, s_kv);
-        let tiles: i32 = (end - start + BN - 1i32) / BN;
+        let tiles: i32 = if TILES > 0i32 { TILES } else { (end - start + BN - 1i32) / BN };
         let first: i32 = start / BN;
 
         let q_p: Partition<T, { [1, TH, D] }> = q.partition(shape![1, TH, D]);

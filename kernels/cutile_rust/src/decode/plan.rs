@@ -46,29 +46,72 @@ pub struct DecodeKnobs {
     pub bn: i64,
     pub waves: i64,
     pub occupancy: Option<i32>,
+    /// The pass's key tiles per split as a compile-time constant (tilegym's `KV_LEN_PER_SPLIT`
+    /// is one: its one-tile splits compile to straight-line code), not a count at run time.
+    pub fixed: bool,
+    pub reduce: ReduceKnobs,
 }
 
 impl DecodeKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
-        format!("n{}_x{}_{occ}", self.bn, self.waves)
+        format!("n{}_x{}_{occ}{}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
 /// tilegym's plan: 128 keys per tile, splits for one wave of blocks, no hint.
-pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None };
+pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, reduce: REDUCE_DEFAULT };
 
 /// The alternatives worth timing beside [`DEFAULT`] (more splits per SM for the long KV
 /// lengths where one block per SM walks 8192 keys, an occupancy hint, a smaller key tile).
 pub const ALTERNATIVES: &[DecodeKnobs] = &[
-    DecodeKnobs { bn: 128, waves: 2, occupancy: None },
-    DecodeKnobs { bn: 128, waves: 4, occupancy: Some(2) },
-    DecodeKnobs { bn: 64, waves: 1, occupancy: None },
+    DecodeKnobs { waves: 2, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), ..DEFAULT },
+    DecodeKnobs { bn: 64, ..DEFAULT },
+    DecodeKnobs { fixed: true, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, ..DEFAULT },
+    DecodeKnobs { fixed: true, reduce: REDUCE_NARROW, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW, ..DEFAULT },
 ];
+
+/// The pass's `TILES` generic: the key tiles of a split when fixed, else 0 (counted at run time).
+fn fixed_tiles(fixed: bool, len: i64, bn: i64) -> i64 {
+    if fixed {
+        debug_assert_eq!(len % bn, 0, "a split is whole key tiles");
+        len / bn
+    } else {
+        0
+    }
+}
 
 /// Occupancy hint of the reduce: tilegym's `ByTarget(sm_80=2, default=4)`, 4 on sm_90 (its
 /// exported Tile IR says `default = {occupancy = 4}`).
 pub const REDUCE_OCCUPANCY: i32 = 4;
+
+/// The reduce stage's knobs: the widest head-dimension tile a block takes (tilegym: 128) and
+/// its occupancy hint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceKnobs {
+    pub max_td: i64,
+    pub occupancy: i32,
+}
+
+/// tilegym's reduce.
+pub const REDUCE_DEFAULT: ReduceKnobs = ReduceKnobs { max_td: 128, occupancy: REDUCE_OCCUPANCY };
+/// Half the columns a block, twice the blocks (the standalone splitk_reduce's most frequent
+/// tuned choice on the H200, `d64_o2`).
+pub const REDUCE_NARROW: ReduceKnobs = ReduceKnobs { max_td: 64, occupancy: 2 };
+
+impl ReduceKnobs {
+    /// The variant-name suffix ("" for tilegym's).
+    fn suffix(&self) -> String {
+        if *self == REDUCE_DEFAULT {
+            String::new()
+        } else {
+            format!("_r{}o{}", self.max_td, self.occupancy)
+        }
+    }
+}
 
 /// The largest head-dimension tile: `[BN, D]` key and value tiles and the `[D, G]` f32
 /// accumulator stay in registers.
@@ -240,17 +283,28 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("load_latency".into(), if x.lat > 0 { json!(x.lat) } else { json!("none") });
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
+    let tiles = fixed_tiles(k.fixed, sp.len, k.bn);
+    pass_tuning.insert("tiles_per_split".into(), if k.fixed { json!(tiles) } else { json!("run time") });
     pass_tuning.insert("specialization".into(), specialization_json(&pass_tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
+    let fixed = if k.fixed { format!("_t{tiles}") } else { String::new() };
     let pass = Plan {
         kernel: "decode_split",
         elem: x.elem,
-        generics: vec![x.elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(capped).to_string(), x.lat.to_string()],
+        generics: vec![
+            x.elem.to_string(),
+            g.to_string(),
+            dt.to_string(),
+            k.bn.to_string(),
+            i32::from(capped).to_string(),
+            x.lat.to_string(),
+            tiles.to_string(),
+        ],
         args: pass_args,
         tensors: pass_tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}_l{}{occ}", x.elem, k.bn, i32::from(capped), x.lat),
+        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}_l{}{occ}{fixed}", x.elem, k.bn, i32::from(capped), x.lat),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -259,7 +313,7 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
 
     // The reduce: crate::gemm's splitk_reduce over the same buffers, o seen as [B, Hq, D].
     let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], x.bytes);
-    let reduce = reduce_stage(x.elem, x.bytes, b, hq, n, d, view_arg(&o), o, &k.name())?;
+    let reduce = reduce_stage(x.elem, x.bytes, b, hq, n, d, view_arg(&o), o, &k.name(), k.reduce)?;
 
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["decode_split", "splitk_reduce"]));
@@ -361,20 +415,25 @@ pub struct MlaKnobs {
     /// The values loaded again from kv per tile (tilegym's separate V load) rather than the key
     /// tile transposed.
     pub reload_v: bool,
+    /// Key tiles per split as a compile-time constant (as [`DecodeKnobs::fixed`]).
+    pub fixed: bool,
+    /// The split-KV plan's reduce (mla_decoding has none).
+    pub reduce: ReduceKnobs,
 }
 
 impl MlaKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
         let rv = if self.reload_v { "_rv" } else { "" };
-        format!("h{}_n{}_{occ}{rv}", self.th, self.bn)
+        format!("h{}_n{}_{occ}{rv}{}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
-pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true };
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, reduce: REDUCE_DEFAULT };
 /// The split-KV pass keeps the key tile as the values: with two [128, 512] tiles per step,
 /// tileiras compiles the occupancy-2 pass to 128 threads (1 CTA/SM by shared memory).
-pub const MLA_SPLIT_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false };
+pub const MLA_SPLIT_DEFAULT: MlaKnobs =
+    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, reduce: REDUCE_DEFAULT };
 
 /// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
 /// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
@@ -443,15 +502,26 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
+    let tiles = fixed_tiles(k.fixed, sp.len, k.bn);
+    tuning.insert("tiles_per_split".into(), if k.fixed { json!(tiles) } else { json!("run time") });
+    let fixed = if k.fixed { format!("_t{tiles}") } else { String::new() };
     Ok(Plan {
         kernel: "mla_split",
         elem: x.elem,
-        generics: vec![x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string(), i32::from(k.reload_v).to_string()],
+        generics: vec![
+            x.elem.to_string(),
+            k.th.to_string(),
+            d.to_string(),
+            dpe.to_string(),
+            k.bn.to_string(),
+            i32::from(k.reload_v).to_string(),
+            tiles.to_string(),
+        ],
         args,
         tensors,
         grid,
         tuning,
-        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }),
+        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}{fixed}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -461,8 +531,21 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
 
 /// The reduce stage: `crate::gemm`'s splitk_reduce over the scratch partials `[B, H, n, D]` and
 /// LSEs `[B, H, n]`, storing `o` (the operator's tensor or a view of it, `[B, H, D]`).
-fn reduce_stage(elem: &'static str, bytes: i32, b: i64, h: i64, n: i64, d: i64, o: KernelArg, o_layout: TensorLayout, variant: &str) -> Result<Plan> {
-    let (s2, td) = (pow2_ceil(n), pow2_ceil(d).clamp(16, 128));
+#[allow(clippy::too_many_arguments)]
+fn reduce_stage(
+    elem: &'static str,
+    bytes: i32,
+    b: i64,
+    h: i64,
+    n: i64,
+    d: i64,
+    o: KernelArg,
+    o_layout: TensorLayout,
+    variant: &str,
+    r: ReduceKnobs,
+) -> Result<Plan> {
+    let (s2, td) = (pow2_ceil(n), pow2_ceil(d).clamp(16, r.max_td.max(16)));
+    let occ = r.occupancy;
     ensure!(s2 * td <= 65536, "{s2} splits x {td} columns per block is too large a reduce tile");
     let po = TensorLayout::contiguous("partial_o", &[b, h, n, d], bytes);
     let ls = TensorLayout::contiguous("lse", &[b, h, n], 4);
@@ -474,7 +557,7 @@ fn reduce_stage(elem: &'static str, bytes: i32, b: i64, h: i64, n: i64, d: i64, 
     tuning.insert("tile_d".into(), json!(td));
     tuning.insert("splits_tile".into(), json!(s2));
     tuning.insert("valid_splits".into(), json!(n));
-    tuning.insert("occupancy".into(), json!(REDUCE_OCCUPANCY));
+    tuning.insert("occupancy".into(), json!(occ));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "splitk_reduce",
@@ -484,9 +567,9 @@ fn reduce_stage(elem: &'static str, bytes: i32, b: i64, h: i64, n: i64, d: i64, 
         tensors,
         grid: grid_of(&[b, h, d], &[1, 1, td])?,
         tuning,
-        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{REDUCE_OCCUPANCY}"),
+        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{occ}"),
         variant: variant.to_string(),
-        occupancy: Some(REDUCE_OCCUPANCY),
+        occupancy: Some(occ),
         worker_warps: None,
         extra_launches: Vec::new(),
     })
@@ -529,7 +612,7 @@ fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPl
     let ls_arg = scratch_arg(&ls);
     let pass = mla_pass(&x, k, sp, (po, po_arg), (ls, ls_arg), 1)?;
     let o = TensorLayout::contiguous("o", &[b, h, d], x.bytes);
-    let reduce = reduce_stage(x.elem, x.bytes, b, h, n, d, tensor_arg(&o, None), o, &k.name())?;
+    let reduce = reduce_stage(x.elem, x.bytes, b, h, n, d, tensor_arg(&o, None), o, &k.name(), k.reduce)?;
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["mla_split", "splitk_reduce"]));
     tuning.insert("num_kv_splits".into(), json!(n));
@@ -624,7 +707,7 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     };
     // o [B, 1, H D] seen as [B, H, D].
     let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], bytes);
-    let reduce = reduce_stage(elem, bytes, b, hq, n, d, view_arg(&o), o, &k.name())?;
+    let reduce = reduce_stage(elem, bytes, b, hq, n, d, view_arg(&o), o, &k.name(), k.reduce)?;
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(["decode_split_sink", "splitk_reduce"]));
     tuning.insert("num_kv_splits".into(), json!(n));
@@ -666,7 +749,8 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
         "flash_decode" => (plan_flash_decode(params, DEFAULT, t)?, ALTERNATIVES.iter().map(|&k| plan_flash_decode(params, k, t)).collect()),
         "attention_sink_decode" => (
             plan_attention_sink_decode(params, DEFAULT, t)?,
-            ALTERNATIVES.iter().map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
+            // Its pass counts the key tiles at run time: no fixed-count variants.
+            ALTERNATIVES.iter().filter(|k| !k.fixed).map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
         ),
         "gemma_attention_decode" => {
             let x = gemma_shape(params)?;
@@ -683,7 +767,16 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
             (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().map(|&k| plan_mla_decoding(params, k)).collect())
         }
         _ => {
-            let alts = [MlaKnobs { occupancy: None, ..MLA_SPLIT_DEFAULT }, MlaKnobs { bn: 64, ..MLA_SPLIT_DEFAULT }, MlaKnobs { reload_v: true, ..MLA_SPLIT_DEFAULT }];
+            let alts = [
+                MlaKnobs { occupancy: None, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { reload_v: true, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { fixed: true, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, fixed: true, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { reload_v: true, fixed: true, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+            ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
     };
@@ -736,7 +829,7 @@ mod tests {
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2 }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4 }]);
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
-        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0"]);
+        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0"]);
         assert_eq!(reduce.generics, ["f16", "8", "128"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
@@ -769,7 +862,7 @@ mod tests {
     fn odd_head_dims_and_groups_pad_their_tiles() {
         // group 6 -> 8 query rows; head_dim 80 -> a 128-column tile, reduce TD 128.
         let p = default_plan(&fd(2, 12, 2, 300, 80, "bfloat16"));
-        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0", "0"]);
+        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0", "0", "0"]);
         let p = default_plan(&fd(1, 64, 4, 4096, 64, "float16"));
         assert_eq!(p.stages[0].generics[1], "16");
         assert_eq!(p.stages[1].generics[2], "64");
@@ -783,7 +876,31 @@ mod tests {
             .iter()
             .map(|p| p.variant.clone())
             .collect();
-        assert_eq!(names, ["n128_x1_nohint", "n128_x2_nohint", "n128_x4_occ2", "n64_x1_nohint"]);
+        assert_eq!(
+            names,
+            [
+                "n128_x1_nohint",
+                "n128_x2_nohint",
+                "n128_x4_occ2",
+                "n64_x1_nohint",
+                "n128_x1_nohint_fixed",
+                "n128_x4_occ2_fixed",
+                "n128_x1_nohint_fixed_r64o2",
+                "n128_x4_occ2_fixed_r64o2"
+            ]
+        );
+        // Fixed: the split's key tiles are the pass's last generic (31079 keys, 132 / 32 = 4
+        // splits aimed: len pow2(7770) = 8192, 64 tiles), the same splits as the run-time count.
+        let c = fd(1, 32, 32, 31079, 128, "float16");
+        let all = candidates("flash_decode", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let fixed = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed").unwrap();
+        assert_eq!(fixed.stages[0].generics.last().unwrap(), "64");
+        assert_eq!(fixed.stages[0].grid, all[0].stages[0].grid);
+        // The narrow reduce: 64 columns a block, twice the blocks, occupancy 2.
+        let narrow = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed_r64o2").unwrap();
+        assert_eq!((narrow.stages[1].grid, narrow.stages[1].occupancy), ([1, 32, 2], Some(2)));
+        assert_eq!(narrow.stages[1].generics[2], "64");
+        assert_eq!(all[0].stages[0].generics.last().unwrap(), "0");
         let err = |c: Value| candidates("flash_decode", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
         assert_eq!(err(fd(1, 8, 8, 64, 64, "float32")), "unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands");
         assert!(err(fd(1, 8, 8, 64, 512, "float16")).starts_with("head_dim 512: the head-dimension tile 512 exceeds 256"));
@@ -809,7 +926,7 @@ mod tests {
         let pass = &p.stages[0];
         // tilegym's grid: (ceil(H / 16), B, 1).
         assert_eq!((pass.kernel, pass.grid), ("mla_split", [2, 128, 1]));
-        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64", "1"]);
+        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64", "1", "0"]);
         let e = entry_params(&pass.args);
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // q, qpe, kv, kpe (ptr + 3 + 3 each), o as [B, H, 1, D], lse as [B, H, 1], qk_scale, len.
@@ -859,6 +976,14 @@ mod tests {
         assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
         assert_eq!(p.stages[1].generics, ["f16", "128", "128"]);
+        let fixed = candidates("mla_decoding_split_kv", &mla_split(11049), Overrides::default(), &Target::h200())
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.variant == "h16_n64_occ2_fixed")
+            .unwrap();
+        // 128 keys a split in 64-key tiles: two, as a constant.
+        assert_eq!((fixed.stages[0].grid, fixed.stages[0].generics.last().unwrap().as_str()), ([1, 1, 87], "2"));
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });

@@ -22,6 +22,10 @@ pub mod portbench_gdr {
     /// `FINAL` = 1: the last state is stored to `final_state [B, H, K, V]`; `L2` = 1: q and k are
     /// l2-normalised with `rsqrt(|x|^2 + 1e-6)`. Absent optional tensors are bound to null
     /// pointers and never touched (their `if` is resolved at specialisation).
+    /// `FUSE` > 0: both of a step's reductions read the decayed state `S'`, by
+    /// `o_t = S'^T q_t + delta (k_t . q_t)` (the same value as `S^T q_t` after the update), so they
+    /// no longer wait on each other: 1 reduces them separately, 2 as one `[2, BK, BV]` tile (one
+    /// cross-thread round per step where the plain form takes two in sequence).
     #[cutile::entry(unchecked_accesses = true)]
     unsafe fn gated_delta_rule<
         E: ElementType,
@@ -31,6 +35,7 @@ pub mod portbench_gdr {
         const INIT: i32,
         const FINAL: i32,
         const L2: i32,
+        const FUSE: i32,
     >(
         q: &Tensor<E, { [-1, -1, -1, -1] }>,
         k: &Tensor<E, { [-1, -1, -1, -1] }>,
@@ -89,11 +94,39 @@ pub mod portbench_gdr {
             let decay: Tile<f32, { [1, 1] }> = exp(gf);
             s = s * decay.broadcast(shape![BK, BV]);
             let kb: Tile<f32, { [BK, BV] }> = kf.broadcast(shape![BK, BV]);
-            let kv: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
-            let delta: Tile<f32, { [1, BV] }> = (vf - kv.reshape(shape![1, BV])) * bf.broadcast(shape![1, BV]);
-            s = s + kb * delta.broadcast(shape![BK, BV]);
-            let ot: Tile<f32, { [BV] }> = reduce_sum(s * qf.broadcast(shape![BK, BV]), 0i32);
-            let ot: Tile<E, { [BV] }> = convert_tile(ot);
+            let bb: Tile<f32, { [1, BV] }> = bf.broadcast(shape![1, BV]);
+            let of: Tile<f32, { [1, BV] }> = if FUSE == 0i32 {
+                let kv: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
+                let delta: Tile<f32, { [1, BV] }> = (vf - kv.reshape(shape![1, BV])) * bb;
+                s = s + kb * delta.broadcast(shape![BK, BV]);
+                let ov: Tile<f32, { [BV] }> = reduce_sum(s * qf.broadcast(shape![BK, BV]), 0i32);
+                ov.reshape(shape![1, BV])
+            } else {
+                let qb: Tile<f32, { [BK, BV] }> = qf.broadcast(shape![BK, BV]);
+                // k . q does not depend on the state.
+                let kq: Tile<f32, { [1] }> = reduce_sum(kf * qf, 0i32);
+                let kq: Tile<f32, { [1, BV] }> = kq.reshape(shape![1, 1]).broadcast(shape![1, BV]);
+                let red: Tile<f32, { [2, BV] }> = if FUSE == 2i32 {
+                    let a: Tile<f32, { [1, BK, BV] }> = (s * kb).reshape(shape![1, BK, BV]);
+                    let b: Tile<f32, { [1, BK, BV] }> = (s * qb).reshape(shape![1, BK, BV]);
+                    let both: Tile<f32, { [2, BK, BV] }> = cat(a, b, 0i32);
+                    let r: Tile<f32, { [2, BV] }> = reduce_sum(both, 1i32);
+                    r
+                } else {
+                    let a: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
+                    let b: Tile<f32, { [BV] }> = reduce_sum(s * qb, 0i32);
+                    let r: Tile<f32, { [2, BV] }> = cat(a.reshape(shape![1, BV]), b.reshape(shape![1, BV]), 0i32);
+                    r
+                };
+                let i0: Tile<i32, { [] }> = scalar_to_tile(0i32);
+                let i1: Tile<i32, { [] }> = scalar_to_tile(1i32);
+                let kv: Tile<f32, { [1, BV] }> = extract(red, [i0, i0]);
+                let sq: Tile<f32, { [1, BV] }> = extract(red, [i1, i0]);
+                let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
+                s = s + kb * delta.broadcast(shape![BK, BV]);
+                sq + delta * kq
+            };
+            let ot: Tile<E, { [1, BV] }> = convert_tile(of);
             let ot: Tile<E, { [1, 1, 1, BV] }> = ot.reshape(shape![1, 1, 1, BV]);
             unsafe { store_view_tko_mut(&mut o_p, ot, [bi, t, hi, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
         }

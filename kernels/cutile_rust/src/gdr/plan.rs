@@ -41,27 +41,36 @@ pub struct GdrTiles {
     /// Tokens per chunk of the chunked kernel (`gated_delta_rule_chunked`); 0: the sequential
     /// kernel.
     pub chunk: i64,
+    /// The sequential kernel's `FUSE`: 0 tilegym's step (the output reduced from the updated
+    /// state), 1 both reductions from the decayed state, 2 those as one reduction.
+    pub fuse: i32,
 }
 
 impl GdrTiles {
     /// The variant name: its knobs, the same plan in every configuration.
     pub fn name(&self) -> String {
-        match self.chunk {
-            0 => format!("bv{}_o{}", self.bv, self.occupancy),
-            c => format!("chunked_c{c}_bv{}_o{}", self.bv, self.occupancy),
+        match (self.chunk, self.fuse) {
+            (0, 0) => format!("bv{}_o{}", self.bv, self.occupancy),
+            (0, f) => format!("bv{}_o{}_f{f}", self.bv, self.occupancy),
+            (c, _) => format!("chunked_c{c}_bv{}_o{}", self.bv, self.occupancy),
         }
     }
 }
 
 const fn tiles(bv: i64, occupancy: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0 }
+    GdrTiles { bv, occupancy, chunk: 0, fuse: 0 }
+}
+
+const fn fused(bv: i64, occupancy: i32, fuse: i32) -> GdrTiles {
+    GdrTiles { bv, occupancy, chunk: 0, fuse }
 }
 
 /// Tokens per chunk of the chunked variant (tilegym's chunk_size in the suite).
 pub const CHUNK: i64 = 64;
 
 /// tilegym's untuned plan first, then the state tiles its autotuner tries, then the chunked
-/// kernel (64-token chunks, 64 state columns a block, occupancy 1).
+/// kernel (64-token chunks, 64 state columns a block, occupancy 1), then the fused steps of the
+/// tiles that were fastest on the H200 (64 for chunk's 128 heads, 16 for recurrent's 8).
 pub fn candidates_list() -> Vec<GdrTiles> {
     vec![
         tiles(64, 2),
@@ -70,7 +79,12 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         tiles(16, 4),
         tiles(8, 4),
         tiles(8, 6),
-        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK },
+        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK, fuse: 0 },
+        fused(64, 2, 1),
+        fused(64, 2, 2),
+        fused(32, 2, 2),
+        fused(16, 2, 1),
+        fused(16, 2, 2),
     ]
 }
 
@@ -181,6 +195,15 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     );
     if t.chunk > 0 {
         tuning.insert("kernel_chunk".into(), json!(t.chunk));
+    } else {
+        tuning.insert(
+            "step".into(),
+            json!(match t.fuse {
+                0 => "o = S^T q after the update (tilegym's)",
+                1 => "o = S'^T q + delta (k.q): both reductions from the decayed state S'",
+                _ => "o = S'^T q + delta (k.q), S'^T k and S'^T q as one [2, BK, BV] reduction",
+            }),
+        );
     }
     if chunked {
         tuning.insert("chunk_size".into(), json!(chunk));
@@ -203,19 +226,21 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
             .chain((t.chunk > 0).then(|| t.chunk.to_string()))
             .chain([bk.to_string(), bv.to_string()])
             .chain(flags.clone())
+            .chain((t.chunk == 0).then(|| t.fuse.to_string()))
             .collect(),
         tensors,
         args,
         grid: grid_of(&[s.b * s.h, s.v], &[1, bv])?,
         stem: format!(
-            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}",
+            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}{}",
             if t.chunk > 0 { format!("c{}", t.chunk) } else { String::new() },
             s.elem,
             s.g_elem,
             flags[0],
             flags[1],
             flags[2],
-            t.occupancy
+            t.occupancy,
+            if t.fuse > 0 { format!("_f{}", t.fuse) } else { String::new() }
         ),
         variant: t.name(),
         occupancy: Some(t.occupancy),
@@ -275,7 +300,7 @@ mod tests {
     fn binds_the_reference_tensors_in_order() {
         let p = default_plan("recurrent_gated_delta_rule", &cfg(128, json!({})));
         assert_eq!(p.grid, [8, 2, 1]);
-        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0"]);
+        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "0"]);
         assert_eq!(p.variant, "bv64_o2");
         let ps = entry_params(&p.args);
         // q, k, v, o: 1 + 4 + 4; g, beta: 1 + 3 + 3; two states 1 + 4 + 4; q_scale.
@@ -296,7 +321,7 @@ mod tests {
     #[test]
     fn optional_tensors_follow_the_flags() {
         let p = default_plan("recurrent_gated_delta_rule", &cfg(64, json!({"use_init": true, "out_final": false, "use_l2": true, "g_dtype": "float32"})));
-        assert_eq!(p.generics, ["bf16", "f32", "128", "64", "1", "0", "1"]);
+        assert_eq!(p.generics, ["bf16", "f32", "128", "64", "1", "0", "1", "0"]);
         let ps = entry_params(&p.args);
         assert_eq!(ps[50].param, Param::Ptr { tensor: "initial_state".into() });
         assert_eq!(ps[59].param, Param::Null);
@@ -308,7 +333,11 @@ mod tests {
         let c = cfg(100, json!({"K": 48, "V": 24}));
         let cands = candidates("recurrent_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
         // V 24 -> at most 32 columns a block: 64 is refused, 32 is the default.
-        assert_eq!(cands.names(), ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6"], "V 24: no chunked plan of 64 columns");
+        assert_eq!(
+            cands.names(),
+            ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "bv32_o2_f2", "bv16_o2_f1", "bv16_o2_f2"],
+            "V 24: no chunked or fused plan of 64 columns"
+        );
         assert_eq!(cands.plans[0].generics[2], "64");
         assert_eq!(cands.plans[0].grid, [8, 1, 1]);
     }

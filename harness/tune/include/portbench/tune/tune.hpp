@@ -4,11 +4,13 @@
 // (default) plan with the harness's own paired measurement, keeps the fastest candidate that
 // passes numerics and proof, and writes a tuning record the exporter reads to choose.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "portbench/measure/job.hpp"
 #include "portbench/sweep/execute.hpp"
 #include "portbench/sweep/plan.hpp"
 
@@ -40,6 +42,28 @@ struct config_choice {
   std::string chosen;                ///< the fastest eligible candidate, or the baseline
   double speedup_over_default = 1;   ///< of the chosen candidate
   std::vector<candidate_result> candidates;
+};
+
+/// The runs of one configuration as the sweep reports its pairs: the baseline is the reference
+/// side of every pair, each candidate the port side of its own.
+class config_runs {
+ public:
+  /// One pair's report. A pair the sweep never started (NOT_RUN: its budget spent) counts for
+  /// its candidate only: the baseline keeps the verdicts of the runs it had.
+  void add(const std::string& variant, const measure::item_report& r);
+  /// Fills `ch`'s baseline_ns, candidates, chosen and speedup_over_default: the fastest eligible
+  /// candidate that beats a passing baseline; if the baseline itself fails, the fastest
+  /// eligible candidate whatever its speed; otherwise the baseline.
+  void choose(config_choice& ch) const;
+
+ private:
+  struct side_runs {
+    std::vector<double> medians;
+    std::string numerics, proof, status, error;
+  };
+  static void take(side_runs& s, const measure::side_report& side, const measure::item_report& r);
+  side_runs m_baseline;
+  std::map<std::string, side_runs> m_candidates;
 };
 
 struct tune_result {
