@@ -74,14 +74,16 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW, ..DEFAULT },
 ];
 
-/// The pass's `TILES` generic: the key tiles of a split when fixed, else 0 (counted at run time).
-fn fixed_tiles(fixed: bool, len: i64, bn: i64) -> i64 {
-    if fixed {
-        debug_assert_eq!(len % bn, 0, "a split is whole key tiles");
-        len / bn
-    } else {
-        0
+/// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
+/// time), recorded as the pass's `tiles_per_split`; returns it and the cubin stem's suffix.
+fn fixed_tiles(fixed: bool, len: i64, bn: i64, tuning: &mut Map<String, Value>) -> (i64, String) {
+    if !fixed {
+        tuning.insert("tiles_per_split".into(), json!("run time"));
+        return (0, String::new());
     }
+    debug_assert_eq!(len % bn, 0, "a split is whole key tiles");
+    tuning.insert("tiles_per_split".into(), json!(len / bn));
+    (len / bn, format!("_t{}", len / bn))
 }
 
 /// Occupancy hint of the reduce: tilegym's `ByTarget(sm_80=2, default=4)`, 4 on sm_90 (its
@@ -283,11 +285,9 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("load_latency".into(), if x.lat > 0 { json!(x.lat) } else { json!("none") });
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
-    let tiles = fixed_tiles(k.fixed, sp.len, k.bn);
-    pass_tuning.insert("tiles_per_split".into(), if k.fixed { json!(tiles) } else { json!("run time") });
+    let (tiles, fixed) = fixed_tiles(k.fixed, sp.len, k.bn, &mut pass_tuning);
     pass_tuning.insert("specialization".into(), specialization_json(&pass_tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
-    let fixed = if k.fixed { format!("_t{tiles}") } else { String::new() };
     let pass = Plan {
         kernel: "decode_split",
         elem: x.elem,
@@ -502,9 +502,7 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
-    let tiles = fixed_tiles(k.fixed, sp.len, k.bn);
-    tuning.insert("tiles_per_split".into(), if k.fixed { json!(tiles) } else { json!("run time") });
-    let fixed = if k.fixed { format!("_t{tiles}") } else { String::new() };
+    let (tiles, fixed) = fixed_tiles(k.fixed, sp.len, k.bn, &mut tuning);
     Ok(Plan {
         kernel: "mla_split",
         elem: x.elem,
