@@ -95,10 +95,27 @@ fn the_variants_are_tilegyms_state_tiles_and_the_chunked_kernel() {
     let m: Value = serde_json::from_str(&std::fs::read_to_string(b.join("manifest.json")).unwrap()).unwrap();
     let c = &m["configs"][0];
     let names: Vec<&str> = c["variants"].as_array().unwrap().iter().map(|v| v["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "chunked_c64_bv64_o1"]);
+    assert_eq!(
+        names,
+        [
+            "bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "chunked_c64_bv64_o1", "bv64_o2_f1", "bv64_o2_f2", "bv32_o2_f2",
+            "bv16_o2_f1", "bv16_o2_f2"
+        ]
+    );
     let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"][0]["grid"].clone()).collect();
-    assert_eq!(grids, [json!([8, 2, 1]), json!([8, 4, 1]), json!([8, 8, 1]), json!([8, 8, 1]), json!([8, 16, 1]), json!([8, 16, 1]), json!([8, 2, 1])]);
-    assert_eq!(m["cubins"].as_array().unwrap().len(), 7);
+    // B*H = 8 blocks of heads; V 128 split into 128 / BV column blocks.
+    let by_bv = |bv: i64| json!([8, 128 / bv, 1]);
+    assert_eq!(grids, [64, 32, 16, 16, 8, 8, 64, 64, 64, 32, 16, 16].map(by_bv));
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 12);
+    // The fused steps name their update; the unfused ones keep tilegym's.
+    let step = |i: usize| c["variants"][i]["tuning"]["step"].as_str().unwrap().to_string();
+    assert!(step(0).contains("tilegym"), "{}", step(0));
+    assert!(step(7).starts_with("o = S'^T q + delta") && !step(7).contains("one [2"), "{}", step(7));
+    assert!(step(8).contains("one [2, BK, BV] reduction"), "{}", step(8));
+    // Every fused variant binds the same parameters as the default.
+    for i in 7..12 {
+        assert_eq!(c["variants"][i]["launches"][0]["params"], c["launches"][0]["params"], "variant {i}");
+    }
     let chunked = &c["variants"][6];
     assert_eq!(chunked["tuning"]["kernel"], "gated_delta_rule_chunked");
     assert_eq!(chunked["launches"][0]["entry"], "gated_delta_rule_chunked_entry");
