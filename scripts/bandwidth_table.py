@@ -4,7 +4,9 @@
 front end found in the results files, and the achieved bandwidth of the fastest one against a
 measured copy bandwidth. Runs whose numerics or proof did not pass are left out: a kernel that
 skips work must not look fast.
-Usage: bandwidth_table.py COST.jsonl COPY_GBPS RESULTS.h5 [RESULTS.h5 ...]"""
+With --top N, the N configurations per operator that move the most bytes (the port issues'
+figure: the three largest KV lengths), one row each.
+Usage: bandwidth_table.py [--top N] COST.jsonl COPY_GBPS RESULTS.h5 [RESULTS.h5 ...]"""
 import json
 import sys
 
@@ -50,7 +52,7 @@ def collect(files, cost):
     return times
 
 
-def main(cost_file, copy_gbps, files):
+def main(cost_file, copy_gbps, files, top=1):
     cost = {}
     for line in open(cost_file):
         d = json.loads(line)
@@ -59,20 +61,18 @@ def main(cost_file, copy_gbps, files):
     times = collect(files, cost)
     # Per operator the configuration moving the most bytes; among equally large ones (upstream
     # schedules of one shape, e.g. rms_norm's modes) the one whose fastest front end is fastest.
-    largest = {}
+    by_op = {}
     for cid, per_fe in times.items():
-        op, b = cost[cid]["op"], cost[cid]["bytes"]
-        if op not in largest:
-            largest[op] = cid
-            continue
-        held = largest[op]
-        if b > cost[held]["bytes"] or (b == cost[held]["bytes"] and min(per_fe.values()) < min(times[held].values())):
-            largest[op] = cid
+        by_op.setdefault(cost[cid]["op"], []).append(cid)
+    rows = []
+    for op, cids in by_op.items():
+        cids.sort(key=lambda c: (-cost[c]["bytes"], min(times[c].values())))
+        rows += [(op, c) for c in cids[:top]]
     frontends = sorted({fe for per_fe in times.values() for fe in per_fe})
     print(f"copy bandwidth {copy_gbps:.0f} GB/s")
     head = " ".join(f"{fe + ' us':>17s}" for fe in frontends)
-    print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}  largest configuration")
-    for op, cid in sorted(largest.items()):
+    print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}  configuration (most bytes first)")
+    for op, cid in sorted(rows, key=lambda r: (r[0], -cost[r[1]]["bytes"])):
         b = cost[cid]["bytes"]
         per_fe = times[cid]
         cols = " ".join(f"{per_fe[fe] / 1e3:17.2f}" if fe in per_fe else f"{'-':>17s}" for fe in frontends)
@@ -82,6 +82,12 @@ def main(cost_file, copy_gbps, files):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    top = 1
+    if args[:1] == ["--top"]:
+        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+            sys.exit("bandwidth_table.py: --top needs a positive count")
+        top, args = int(args[1]), args[2:]
+    if len(args) < 3:
         sys.exit(__doc__)
-    main(sys.argv[1], float(sys.argv[2]), sys.argv[3:])
+    main(args[0], float(args[1]), args[2:], top)

@@ -88,6 +88,15 @@ void attach_sass(const bundle::bundle& b, side_diagnosis& side, const sass_reade
   }
 }
 
+/// The best run's per-kernel medians (what a multi-kernel plan's time is made of).
+std::vector<std::pair<std::string, std::int64_t>> kernel_medians(const store::role_results& r) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  const store::run_record* best = best_run(r);
+  if (best == nullptr || best->kernel_entries.size() != best->stats.kernel_median_ns.size()) return out;
+  for (std::size_t i = 0; i < best->kernel_entries.size(); ++i) out.emplace_back(best->kernel_entries[i], best->stats.kernel_median_ns[i]);
+  return out;
+}
+
 }  // namespace
 
 diagnosis diagnose_results(const store::results_file& results, const diagnose_options& opts) {
@@ -150,6 +159,8 @@ diagnosis diagnose_results(const store::results_file& results, const diagnose_op
     auto ps = read_side(locator, "port", port->frontend, *s.config, cd.port, d.device.spec);
     cd.reference.best_ns = s.ref_ns;
     cd.port.best_ns = s.port_ns;
+    cd.reference.kernel_median_ns = kernel_medians(*ref);
+    cd.port.kernel_median_ns = kernel_medians(*port);
     d.configs.push_back(std::move(cd));
     sources.emplace_back(rs, ps);
   }

@@ -46,6 +46,14 @@ void side_rows(std::string& out, const config_diagnosis& c) {
   };
   row("bundle", bundle_text(r), bundle_text(p));
   row("best of N", us(r.best_ns), us(p.best_ns));
+  auto kernel_times = [](const side_diagnosis& s) {
+    std::string text;
+    for (const auto& [entry, ns] : s.kernel_median_ns) text += (text.empty() ? "`" : "; `") + entry + "` " + us(static_cast<double>(ns));
+    return text.empty() ? std::string("—") : text;
+  };
+  if (!r.kernel_median_ns.empty() || !p.kernel_median_ns.empty()) {
+    row("per kernel (best run's medians)", kernel_times(r), kernel_times(p));
+  }
   auto launch = [](const launch_diagnosis& l) {
     return fmt::format("`{}` grid {} block {}{}", l.entry, dims(l.grid), dims(l.block),
                        l.cluster == bundle::dim3{1, 1, 1} ? std::string() : " cluster " + dims(l.cluster));
@@ -106,6 +114,9 @@ ojson side_json(const side_diagnosis& s) {
   j["bundle_note"] = s.bundle_note;
   j["problem"] = s.problem;
   j["best_ns"] = std::isfinite(s.best_ns) ? ojson(s.best_ns) : ojson(nullptr);
+  ojson kernels = ojson::array();
+  for (const auto& [entry, ns] : s.kernel_median_ns) kernels.push_back({{"entry", entry}, {"median_ns", ns}});
+  j["kernel_median_ns"] = std::move(kernels);
   ojson launches = ojson::array();
   for (const auto& l : s.launches) {
     const auto& r = l.resources;

@@ -137,13 +137,18 @@ roofline_point roofline(const work& w, double time_ns, const device_spec& d, boo
   return p;
 }
 
-double best_of_n_ns(const store::role_results& r) {
-  double best = std::numeric_limits<double>::quiet_NaN();
+const store::run_record* best_run(const store::role_results& r) {
+  const store::run_record* best = nullptr;
   for (const auto& run : r.runs) {
     if (!run.has_valid_timing()) continue;
-    if (!(best <= run.stats.median_ns)) best = run.stats.median_ns;
+    if (best == nullptr || run.stats.median_ns < best->stats.median_ns) best = &run;
   }
   return best;
+}
+
+double best_of_n_ns(const store::role_results& r) {
+  const store::run_record* best = best_run(r);
+  return best != nullptr ? best->stats.median_ns : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace portbench::diagnose

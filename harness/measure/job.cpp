@@ -57,12 +57,13 @@ namespace {
 
 json side_to_json(const side_report& s) {
   json samples = json::array();
-  for (const auto& x : s.samples) samples.push_back({x.device_ns, x.event_ns, x.sm_mhz, x.unwritten, x.problem});
+  for (const auto& x : s.samples) samples.push_back({x.device_ns, x.event_ns, x.sm_mhz, x.unwritten, x.problem, x.kernel_ns});
   return {{"frontend", s.frontend}, {"numerics", s.numerics}, {"numerics_detail", s.numerics_detail},
           {"proof", s.proof}, {"proof_detail", s.proof_detail}, {"timing", s.timing},
           {"timing_detail", s.timing_detail},
           {"median_ns", s.median_ns}, {"rel_ci", s.rel_ci}, {"check_s", s.check_s}, {"verify_s", s.verify_s},
-          {"numerics_source", s.numerics_source}, {"output_digest", s.output_digest}, {"samples", samples}};
+          {"numerics_source", s.numerics_source}, {"output_digest", s.output_digest}, {"samples", samples},
+          {"kernels", s.kernels}};
 }
 
 side_report side_from_json(const json& j) {
@@ -79,6 +80,7 @@ side_report side_from_json(const json& j) {
   s.timing = j.at("timing").get<std::string>();
   s.timing_detail = j.value("timing_detail", std::string{});
   s.median_ns = j.at("median_ns").get<double>();
+  s.kernels = j.value("kernels", std::vector<std::string>{});
   s.rel_ci = j.at("rel_ci").get<double>();
   for (const auto& x : j.at("samples")) {
     sample smp;
@@ -87,6 +89,7 @@ side_report side_from_json(const json& j) {
     smp.sm_mhz = x.at(2).get<int>();
     smp.unwritten = x.at(3).get<std::uint64_t>();
     smp.problem = x.at(4).get<std::string>();
+    if (x.size() > 5) smp.kernel_ns = x.at(5).get<std::vector<std::int64_t>>();
     s.samples.push_back(smp);
   }
   return s;

@@ -68,6 +68,14 @@ record_check check_plan_records(const std::vector<bundle::expected_record>& expe
   return out;
 }
 
+std::vector<std::int64_t> plan_kernel_times(const std::vector<bundle::expected_record>& expected,
+                                            const std::vector<const kernel_record*>& recs) {
+  std::vector<std::int64_t> out;
+  if (expected.size() < 2 || recs.size() != expected.size()) return out;
+  for (const kernel_record* r : recs) out.push_back(static_cast<std::int64_t>(r->end_ns - r->start_ns));
+  return out;
+}
+
 sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& clock, const output_guard& guard)
     : m_ctx(ctx),
       m_tracer(tracer),
@@ -168,6 +176,10 @@ void sampler::attribute(const std::vector<pending>& window) {
     }
     if (s.problem.empty()) {
       s.device_ns = total;
+      s.kernel_ns = plan_kernel_times(expected, recs);
+      if (!s.kernel_ns.empty() && p.side->kernels.empty()) {
+        for (const auto& e : expected) p.side->kernels.push_back(e.entry);
+      }
       m_timed_ns += static_cast<double>(total);
       // A real time, but not of the clock the figures are for: kept out of the statistics.
       if (clock_throttled(s.sm_mhz, m_max_sm_mhz, m_throttle_fraction)) s.problem = verdicts::sample_problem::clock_throttled;

@@ -139,6 +139,7 @@ void check_device_launches(const bundle::bundle& b, const bundle::config_plan& p
 
 void fill_timing(const side_result& r, side_report& rep) {
   rep.samples = r.samples;
+  rep.kernels = r.kernels;
   rep.median_ns = r.median_ns;
   rep.rel_ci = r.rel_ci;
   rep.timing = r.timing;

@@ -40,9 +40,11 @@ attribute_handle create_attribute(hid_t obj, const std::string& name, hid_t type
 
 template <typename T>
 void write_dataset_impl(hid_t group, const std::string& name, std::span<const T> values,
-                        std::string_view units) {
-  hsize_t dims[1] = {values.size()};
-  dataspace_handle space{check(H5Screate_simple(1, dims, nullptr), "H5Screate_simple")};
+                        std::string_view units, std::size_t columns = 0) {
+  // columns 0: 1-D; else [rows][columns].
+  hsize_t dims[2] = {values.size(), 1};
+  if (columns > 0) dims[0] = values.size() / columns, dims[1] = columns;
+  dataspace_handle space{check(H5Screate_simple(columns > 0 ? 2 : 1, dims, nullptr), "H5Screate_simple")};
   dataset_handle ds{check(H5Dcreate2(group, name.c_str(), file_type<T>(), space.get(), H5P_DEFAULT,
                                      H5P_DEFAULT, H5P_DEFAULT),
                           "create dataset " + name)};
@@ -318,6 +320,15 @@ void write_dataset(hid_t group, const std::string& name, std::span<const std::in
 void write_dataset(hid_t group, const std::string& name, std::span<const std::int32_t> values,
                    std::string_view units) {
   write_dataset_impl(group, name, values, units);
+}
+
+void write_matrix(hid_t group, const std::string& name, std::span<const std::int64_t> values, std::size_t columns,
+                  std::string_view units) {
+  if (columns == 0 || values.size() % columns != 0) {
+    throw h5_error("dataset " + name + ": " + std::to_string(values.size()) + " values are not rows of " +
+                   std::to_string(columns));
+  }
+  write_dataset_impl(group, name, values, units, columns);
 }
 
 std::vector<std::int64_t> read_int64_dataset(hid_t group, const std::string& name) {

@@ -121,6 +121,10 @@ void write_dataset(hid_t group, const std::string& name, std::span<const std::in
                    std::string_view units);
 void write_dataset(hid_t group, const std::string& name, std::span<const std::int32_t> values,
                    std::string_view units);
+/// A 2-D dataset [values / columns][columns], row-major.
+void write_matrix(hid_t group, const std::string& name, std::span<const std::int64_t> values, std::size_t columns,
+                  std::string_view units);
+/// Reads a dataset of any rank as its values in row-major order (a 2-D dataset flattened).
 [[nodiscard]] std::vector<std::int64_t> read_int64_dataset(hid_t group, const std::string& name);
 [[nodiscard]] std::vector<std::int32_t> read_int32_dataset(hid_t group, const std::string& name);
 

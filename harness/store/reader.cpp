@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "contents.hpp"
@@ -54,10 +55,27 @@ run_record read_run(hid_t group, const scalar_attributes& a, const config_result
   r.cost.verify_s = number("verify_s", nan);
   r.cost.sampling_s = number("sampling_s", nan);
   r.cost.item_wall_s = number("item_wall_s", nan);
+  // Per-kernel times (multi-kernel plans; absent in older files).
+  if (const std::string entries = text("kernel_entries"); !entries.empty()) {
+    const auto j = nlohmann::json::parse(entries, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_array() || !std::all_of(j.begin(), j.end(), [](const auto& e) { return e.is_string(); })) {
+      throw h5_error("attribute kernel_entries is not a JSON array of names: " + entries);
+    }
+    r.kernel_entries = j.get<std::vector<std::string>>();
+    r.stats.kernel_median_ns = read_int_array_attribute(group, "kernel_median_ns");
+  }
   if (samples) {
     r.time_ns = read_int64_dataset(group, "time_ns");
     if (link_exists(group, "sm_clock_mhz")) r.sm_clock_mhz = read_int32_dataset(group, "sm_clock_mhz");
     if (link_exists(group, "event_time_ns")) r.event_time_ns = read_int64_dataset(group, "event_time_ns");
+    if (!r.kernel_entries.empty()) {
+      r.kernel_time_ns = read_int64_dataset(group, "kernel_time_ns");
+      if (r.kernel_time_ns.size() != r.kernel_entries.size() * r.time_ns.size()) {
+        throw h5_error("kernel_time_ns has " + std::to_string(r.kernel_time_ns.size()) + " values for " +
+                       std::to_string(r.time_ns.size()) + " samples of " + std::to_string(r.kernel_entries.size()) +
+                       " kernels");
+      }
+    }
   }
   return r;
 }

@@ -19,6 +19,7 @@ void run_record::add_sample(const sample& s) {
   time_ns.push_back(s.device_ns);
   sm_clock_mhz.push_back(s.sm_clock_mhz);
   event_time_ns.push_back(s.event_ns);
+  kernel_time_ns.insert(kernel_time_ns.end(), s.kernel_ns.begin(), s.kernel_ns.end());
 }
 
 bool run_record::has_valid_timing() const noexcept {

@@ -2,6 +2,7 @@
 #include "portbench/store/writer.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -54,6 +55,14 @@ run_stats compute_stats(const run_record& r) {
   s.median_rel_ci = sum.median_rel_ci;
   std::vector<double> clocks(r.sm_clock_mhz.begin(), r.sm_clock_mhz.end());
   s.median_sm_clock_mhz = stats::median(clocks);
+  const std::size_t k = r.kernel_entries.size();
+  if (k > 0 && r.kernel_time_ns.size() == k * r.time_ns.size() && !r.time_ns.empty()) {
+    for (std::size_t j = 0; j < k; ++j) {
+      std::vector<double> column;
+      for (std::size_t i = 0; i < r.time_ns.size(); ++i) column.push_back(static_cast<double>(r.kernel_time_ns[i * k + j]));
+      s.kernel_median_ns.push_back(std::llround(stats::median(column)));
+    }
+  }
   return s;
 }
 
@@ -73,6 +82,23 @@ void validate_run(const std::filesystem::path& path, const run_record& r) {
   if ((!r.sm_clock_mhz.empty() && r.sm_clock_mhz.size() != n) ||
       (!r.event_time_ns.empty() && r.event_time_ns.size() != n)) {
     throw store_error(path, where() + ": sm_clock_mhz/event_time_ns lengths differ from time_ns");
+  }
+  // Per-kernel times: a row per sample, a column per kernel, each row summing to the sample.
+  const std::size_t k = r.kernel_entries.size();
+  if (k == 0 && !r.kernel_time_ns.empty()) throw store_error(path, where() + ": kernel_time_ns without kernel_entries");
+  if (k > 0) {
+    if (r.kernel_time_ns.size() != k * n) {
+      throw store_error(path, where() + ": kernel_time_ns has " + std::to_string(r.kernel_time_ns.size()) + " values for " +
+                                  std::to_string(n) + " samples of " + std::to_string(k) + " kernels");
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int64_t sum = 0;
+      for (std::size_t j = 0; j < k; ++j) sum += r.kernel_time_ns[i * k + j];
+      if (sum != r.time_ns[i]) {
+        throw store_error(path, where() + ": sample " + std::to_string(i) + "'s kernel times add up to " + std::to_string(sum) +
+                                    " ns, not its " + std::to_string(r.time_ns[i]) + " ns");
+      }
+    }
   }
   if (verdicts::timing_valid(r.verdicts.timing)) {
     if (n == 0) throw store_error(path, where() + ": timing VALID but no samples");
@@ -279,6 +305,12 @@ run_stats results_writer::append(const run_record& run) {
     detail::write_dataset(g.get(), "time_ns", std::span<const std::int64_t>(run.time_ns), "ns");
     detail::write_dataset(g.get(), "sm_clock_mhz", std::span<const std::int32_t>(run.sm_clock_mhz), "MHz");
     detail::write_dataset(g.get(), "event_time_ns", std::span<const std::int64_t>(run.event_time_ns), "ns");
+    if (!run.kernel_entries.empty()) {
+      detail::write_matrix(g.get(), "kernel_time_ns", std::span<const std::int64_t>(run.kernel_time_ns),
+                           run.kernel_entries.size(), "ns");
+      detail::write_attribute(g.get(), "kernel_entries", nlohmann::json(run.kernel_entries).dump());
+      detail::write_attribute(g.get(), "kernel_median_ns", std::span<const std::int64_t>(st.kernel_median_ns));
+    }
     detail::write_attribute(g.get(), "run", static_cast<std::int64_t>(run.run));
     detail::write_attribute(g.get(), "numerics", run.verdicts.numerics);
     detail::write_attribute(g.get(), "proof", run.verdicts.proof);

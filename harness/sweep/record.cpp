@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "portbench/sweep/record.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -127,9 +128,14 @@ store::run_record to_record(const planned_item& item, int run, const measure::it
   rec.role = side;
   rec.frontend = ref ? item.reference.frontend : item.port.frontend;
   rec.run = run;
+  // Per-kernel times only where every kept sample has them (the store wants whole rows).
+  const bool per_kernel = !s.kernels.empty() && std::all_of(s.samples.begin(), s.samples.end(), [&](const auto& x) {
+    return !(x.problem.empty() && x.device_ns > 0) || x.kernel_ns.size() == s.kernels.size();
+  });
+  if (per_kernel) rec.kernel_entries = s.kernels;
   for (const auto& x : s.samples) {
     if (x.problem.empty() && x.device_ns > 0) {
-      rec.add_sample({x.device_ns, x.sm_mhz, x.event_ns});
+      rec.add_sample({x.device_ns, x.sm_mhz, x.event_ns, per_kernel ? x.kernel_ns : std::vector<std::int64_t>{}});
       continue;
     }
     ++rec.dropped_samples;

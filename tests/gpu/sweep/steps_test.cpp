@@ -112,6 +112,25 @@ TEST_F(StepsSweep, APlanWithFillAndCopyStepsIsExecutedAndCorrect) {
   const auto& ref = file.configs[0].find(ps::role::reference)->runs.front();
   const auto& steps = file.configs[0].find(ps::role::port)->runs.front();
   EXPECT_GT(steps.stats.median_ns, ref.stats.median_ns);
+  // Per-kernel times: none for the one-kernel reference; for the port each of its six kernels
+  // (five steps, then vector_add) in plan order, a row per kept sample adding up to its time.
+  EXPECT_TRUE(ref.kernel_entries.empty());
+  ASSERT_EQ(steps.kernel_entries.size(), 6u);
+  const std::size_t samples = steps.time_ns.size();
+  ASSERT_GT(samples, 0u);
+  ASSERT_EQ(steps.kernel_time_ns.size(), 6 * samples);
+  ASSERT_EQ(steps.stats.kernel_median_ns.size(), 6u);
+  for (std::size_t i = 0; i < samples; ++i) {
+    std::int64_t sum = 0;
+    for (std::size_t j = 0; j < 6; ++j) {
+      EXPECT_GT(steps.kernel_time_ns[i * 6 + j], 0) << "sample " << i << " kernel " << steps.kernel_entries[j];
+      sum += steps.kernel_time_ns[i * 6 + j];
+    }
+    EXPECT_EQ(sum, steps.time_ns[i]) << "sample " << i;
+  }
+  // The last kernel is the plan's own (the bundle's vector_add entry), the first the fill step.
+  EXPECT_EQ(steps.kernel_entries.back(), "vector_add_f32");
+  EXPECT_NE(steps.kernel_entries.front().find("fill"), std::string::npos) << steps.kernel_entries.front();
 }
 
 TEST_F(StepsSweep, AKernelThePlanDoesNotAccountForIsForeignBesideDeclaredSteps) {

@@ -162,7 +162,8 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   r.port.proof = "OUTPUT_NOT_WRITTEN";
   r.port.timing = "INVALID_BELOW_FLOOR";
   r.port.timing_detail = "median 3 ns is below the physical floor of 9 ns: x";
-  r.port.samples.push_back({1234, 2000, 1980, 0xFFF0FFF0u, 7, ""});
+  r.port.samples.push_back({1234, 2000, 1980, 0xFFF0FFF0u, 7, "", {1000, 234}});
+  r.port.kernels = {"pass_entry", "reduce_entry"};
   r.ref.numerics_source = "REUSED";
   r.ref.output_digest = "y:0123456789abcdef0123456789abcdef";
   auto rb = pm::item_report_from_json(nlohmann::json::parse(pm::to_json(r).dump()));
@@ -174,6 +175,9 @@ TEST(Protocol, JobAndReportSurviveTheirJsonLines) {
   ASSERT_EQ(rb.port.samples.size(), 1u);
   EXPECT_EQ(rb.port.samples[0].device_ns, 1234);
   EXPECT_EQ(rb.port.samples[0].unwritten, 7u);
+  EXPECT_EQ(rb.port.samples[0].kernel_ns, (std::vector<std::int64_t>{1000, 234}));
+  EXPECT_EQ(rb.port.kernels, r.port.kernels);
+  EXPECT_TRUE(rb.ref.kernels.empty());
   EXPECT_EQ(rb.ref.numerics_source, "REUSED");
   EXPECT_EQ(rb.ref.output_digest, r.ref.output_digest);
 }

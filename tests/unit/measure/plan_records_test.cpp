@@ -79,6 +79,27 @@ TEST_F(PlanRecords, TheStepKernelsArePartOfThePlan) {
   EXPECT_FALSE(ok.missing);
 }
 
+TEST_F(PlanRecords, EachKernelsTimeInPlanOrder) {
+  auto recs = observed;
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    recs[i].start_ns = 1000 * (i + 1);
+    recs[i].end_ns = recs[i].start_ns + 10 * (i + 1) + 3;
+  }
+  std::vector<const pm::kernel_record*> ptrs;
+  for (const auto& r : recs) ptrs.push_back(&r);
+  EXPECT_EQ(pm::plan_kernel_times(expected, ptrs), (std::vector<std::int64_t>{13, 23, 33, 43}));
+  // One record too few or too many: no split (the proof check says why).
+  auto fewer = ptrs;
+  fewer.pop_back();
+  EXPECT_TRUE(pm::plan_kernel_times(expected, fewer).empty());
+  auto more = ptrs;
+  more.push_back(ptrs[0]);
+  EXPECT_TRUE(pm::plan_kernel_times(expected, more).empty());
+  // A plan of one kernel has nothing to split.
+  const std::vector<pb::expected_record> one{expected[2]};
+  EXPECT_TRUE(pm::plan_kernel_times(one, {ptrs[2]}).empty());
+}
+
 TEST_F(PlanRecords, AMissingStepKernelIsNotExecuted) {
   auto recs = observed;
   recs.erase(recs.begin() + 1);   // the copy never ran

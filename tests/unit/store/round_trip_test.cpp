@@ -137,6 +137,68 @@ TEST(StoreRoundTrip, OddConfigIdsAreEscapedButKept) {
   EXPECT_EQ(f.configs[0].info.params_json, c.params_json);
 }
 
+/// A two-kernel run (a pass and its reduce): pass 3000 + 7i ns, reduce 900 + (i % 5) ns.
+run_record two_kernel_run(const config_info& c, int n = 11) {
+  run_record rec = test_run(c, role::port, 0, 1, 0);
+  rec.kernel_entries = {"mla_split_entry", "splitk_reduce_entry"};
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t pass = 3000 + 7 * i, reduce = 900 + i % 5;
+    rec.add_sample({pass + reduce, 1980, pass + reduce + 4000, {pass, reduce}});
+  }
+  return rec;
+}
+
+TEST(StoreRoundTrip, PerKernelTimesOfAMultiKernelPlan) {
+  auto path = temp_file("per_kernel.h5");
+  {
+    auto w = results_writer::create(path, test_provenance());
+    w.add_config(test_config(0));
+    w.append(two_kernel_run(test_config(0)));
+    w.append(test_run(test_config(0), role::reference, 0, 5000));   // one kernel: none
+  }
+  results_file f = read_results(path);
+  const auto& c = f.configs.at(0);
+  const run_record& port = c.find(role::port)->runs.at(0);
+  EXPECT_EQ(port.kernel_entries, (std::vector<std::string>{"mla_split_entry", "splitk_reduce_entry"}));
+  ASSERT_EQ(port.kernel_time_ns.size(), 22u);
+  EXPECT_EQ(port.kernel_time_ns[2 * 10], 3070);       // sample 10's pass
+  EXPECT_EQ(port.kernel_time_ns[2 * 10 + 1], 900);    // and its reduce (10 % 5)
+  // Medians: pass 3000 + 7 * 5; reduce over 900..904 twice and 900 once more.
+  EXPECT_EQ(port.stats.kernel_median_ns, (std::vector<std::int64_t>{3035, 902}));
+  const run_record& ref = c.find(role::reference)->runs.at(0);
+  EXPECT_TRUE(ref.kernel_entries.empty());
+  EXPECT_TRUE(ref.kernel_time_ns.empty());
+  EXPECT_TRUE(ref.stats.kernel_median_ns.empty());
+  // Without the samples the entries and medians stay, the matrix is not read.
+  results_file light = read_results(path, {.samples = false});
+  const run_record& lp = light.configs.at(0).find(role::port)->runs.at(0);
+  EXPECT_EQ(lp.kernel_entries.size(), 2u);
+  EXPECT_TRUE(lp.kernel_time_ns.empty());
+  EXPECT_EQ(lp.stats.kernel_median_ns, (std::vector<std::int64_t>{3035, 902}));
+}
+
+TEST(StoreWriter, RefusesPerKernelTimesThatDoNotAddUp) {
+  auto path = temp_file("per_kernel_bad.h5");
+  auto w = results_writer::create(path, test_provenance());
+  config_info c = test_config(0);
+  w.add_config(c);
+  run_record off = two_kernel_run(c);
+  off.kernel_time_ns[5] += 1;   // sample 2's reduce: its row no longer adds up to time_ns
+  try {
+    w.append(off);
+    ADD_FAILURE() << "appended";
+  } catch (const store_error& e) {
+    EXPECT_NE(std::string(e.what()).find("sample 2's kernel times add up to"), std::string::npos) << e.what();
+  }
+  run_record short_rows = two_kernel_run(c);
+  short_rows.kernel_time_ns.pop_back();
+  EXPECT_THROW(w.append(short_rows), store_error);   // not [samples][kernels]
+  run_record unnamed = two_kernel_run(c);
+  unnamed.kernel_entries.clear();
+  EXPECT_THROW(w.append(unnamed), store_error);      // times without their kernels
+  EXPECT_NO_THROW(w.append(two_kernel_run(c)));
+}
+
 TEST(StoreWriter, RefusesBadInput) {
   auto path = temp_file("bad_input.h5");
   auto w = results_writer::create(path, test_provenance());

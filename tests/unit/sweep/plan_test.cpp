@@ -254,6 +254,25 @@ TEST(Record, ARunRecordKeepsValidSamplesAndTheFailureCause) {
   EXPECT_EQ(ps::to_record(i, 0, odd, portbench::store::role::reference).verdicts.timing, "INVALID_NO_SAMPLES");
 }
 
+TEST(Record, PerKernelTimesGoWithTheKeptSamplesOnly) {
+  const auto i = item("op", 1);
+  auto two = report(verdicts::status::ok, 1000, 1200);
+  two.port.kernels = {"pass", "reduce"};
+  for (auto& x : two.port.samples) {
+    if (x.problem.empty()) x.kernel_ns = {x.device_ns - 200, 200};
+  }
+  const auto rec = ps::to_record(i, 0, two, portbench::store::role::port);
+  EXPECT_EQ(rec.kernel_entries, two.port.kernels);
+  ASSERT_EQ(rec.kernel_time_ns.size(), 2 * rec.time_ns.size());   // the dropped sample's row is not kept
+  EXPECT_EQ(rec.kernel_time_ns[0] + rec.kernel_time_ns[1], rec.time_ns[0]);
+  // A kept sample without its split: no per-kernel times for the run (the store wants whole rows).
+  two.port.samples[2].kernel_ns.clear();
+  const auto partial = ps::to_record(i, 0, two, portbench::store::role::port);
+  EXPECT_TRUE(partial.kernel_entries.empty());
+  EXPECT_TRUE(partial.kernel_time_ns.empty());
+  EXPECT_EQ(partial.time_ns.size(), rec.time_ns.size());
+}
+
 
 TEST(Resume, ConflictsNameEachDifferenceAndAllowMoreRunsAndFewerOperators) {
   auto plan = ps::plan_sweep(python_to_rust());

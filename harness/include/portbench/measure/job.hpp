@@ -56,6 +56,7 @@ struct side_report {
   std::string timing{verdicts::timing::not_measured};
   std::string timing_detail;     ///< why the timing is invalid (below the physical floor, ...)
   std::vector<sample> samples;
+  std::vector<std::string> kernels;   ///< what samples[].kernel_ns is of (side_result::kernels)
   double median_ns = 0, rel_ci = 0;
   double check_s = 0;    ///< wall time of the numerics passes (launches, downloads, verification)
   double verify_s = 0;   ///< of which the CPU comparison with the fp64 reference

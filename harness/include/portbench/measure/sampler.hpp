@@ -27,10 +27,16 @@ struct sample {
   std::uint32_t poison = 0;
   std::uint64_t unwritten = 0;   ///< output elements still holding the poison afterwards
   std::string problem;           ///< empty when valid, else why the sample is invalid
+  /// Each kernel record's time in the plan's order (side_result::kernels), summing to
+  /// device_ns; empty for a plan of one kernel or when the records do not match the plan.
+  std::vector<std::int64_t> kernel_ns;
 };
 
 struct side_result {
   std::vector<sample> samples;
+  /// The kernels of a multi-kernel plan in order (entries, harness step kernels included):
+  /// what sample::kernel_ns is of. Empty for a plan of one kernel.
+  std::vector<std::string> kernels;
   std::string proof{verdicts::proof::executed};
   std::string proof_detail;
   std::string timing;
@@ -95,5 +101,11 @@ struct record_check {
 };
 [[nodiscard]] record_check check_plan_records(const std::vector<bundle::expected_record>& expected,
                                               const std::vector<const kernel_record*>& recs);
+
+/// Each record's device time where a multi-kernel plan's records match it one for one (as
+/// check_plan_records pairs them, the same count); empty for a plan of one kernel or other
+/// records. The per-kernel split of a sample, for finding which kernel of a plan is slow.
+[[nodiscard]] std::vector<std::int64_t> plan_kernel_times(const std::vector<bundle::expected_record>& expected,
+                                                          const std::vector<const kernel_record*>& recs);
 
 }  // namespace portbench::measure

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::abi::{KernelArg, LitValue, ScalarType};
 use crate::plan::{ceil_div, grid_of, param_f64_or, param_i64, param_int_or, param_str, pow2_ceil, specialization_json, tensor_arg, Overrides, Plan, TensorLayout};
 use crate::target::Target;
+use crate::gemm::plan::{splitk_dot_generic, weighted_sum_name};
 
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
 pub const OPERATORS: &[&str] = &["flash_decode", "gemma_attention_decode", "attention_sink_decode", "mla_decoding", "mla_decoding_split_kv"];
@@ -72,6 +73,10 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, ..DEFAULT },
     DecodeKnobs { fixed: true, reduce: REDUCE_NARROW, ..DEFAULT },
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW, ..DEFAULT },
+    DecodeKnobs { reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { fixed: true, reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { fixed: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
 ];
 
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
@@ -90,27 +95,33 @@ fn fixed_tiles(fixed: bool, len: i64, bn: i64, tuning: &mut Map<String, Value>) 
 /// exported Tile IR says `default = {occupancy = 4}`).
 pub const REDUCE_OCCUPANCY: i32 = 4;
 
-/// The reduce stage's knobs: the widest head-dimension tile a block takes (tilegym: 128) and
-/// its occupancy hint.
+/// The reduce stage's knobs: the widest head-dimension tile a block takes (tilegym: 128), its
+/// occupancy hint, and the weighted sum as a tensor-core product (`dot`, tilegym's `USE_DOT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReduceKnobs {
     pub max_td: i64,
     pub occupancy: i32,
+    pub dot: bool,
 }
 
-/// tilegym's reduce.
-pub const REDUCE_DEFAULT: ReduceKnobs = ReduceKnobs { max_td: 128, occupancy: REDUCE_OCCUPANCY };
+/// The port's reduce: tilegym's tiles and hint, the weighted sum elementwise.
+pub const REDUCE_DEFAULT: ReduceKnobs = ReduceKnobs { max_td: 128, occupancy: REDUCE_OCCUPANCY, dot: false };
 /// Half the columns a block, twice the blocks (the standalone splitk_reduce's most frequent
 /// tuned choice on the H200, `d64_o2`).
-pub const REDUCE_NARROW: ReduceKnobs = ReduceKnobs { max_td: 64, occupancy: 2 };
+pub const REDUCE_NARROW: ReduceKnobs = ReduceKnobs { max_td: 64, occupancy: 2, dot: false };
+/// tilegym's reduce from 16 splits on sm_90: the weighted sum on the tensor cores.
+pub const REDUCE_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_DEFAULT };
+pub const REDUCE_NARROW_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_NARROW };
 
 impl ReduceKnobs {
-    /// The variant-name suffix ("" for tilegym's).
+    /// The variant-name suffix ("" for the default; `_dot` for its tensor-core form).
     fn suffix(&self) -> String {
-        if *self == REDUCE_DEFAULT {
-            String::new()
+        let tiles = ReduceKnobs { dot: false, ..*self };
+        let base = if tiles == REDUCE_DEFAULT { String::new() } else { format!("_r{}o{}", self.max_td, self.occupancy) };
+        if self.dot {
+            format!("{base}_dot")
         } else {
-            format!("_r{}o{}", self.max_td, self.occupancy)
+            base
         }
     }
 }
@@ -545,6 +556,7 @@ fn reduce_stage(
     let (s2, td) = (pow2_ceil(n), pow2_ceil(d).clamp(16, r.max_td.max(16)));
     let occ = r.occupancy;
     ensure!(s2 * td <= 65536, "{s2} splits x {td} columns per block is too large a reduce tile");
+    let dot = splitk_dot_generic(r.dot, s2)?;
     let po = TensorLayout::contiguous("partial_o", &[b, h, n, d], bytes);
     let ls = TensorLayout::contiguous("lse", &[b, h, n], 4);
     // Every split holds keys.
@@ -556,16 +568,17 @@ fn reduce_stage(
     tuning.insert("splits_tile".into(), json!(s2));
     tuning.insert("valid_splits".into(), json!(n));
     tuning.insert("occupancy".into(), json!(occ));
+    tuning.insert("weighted_sum".into(), json!(weighted_sum_name(r.dot)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "splitk_reduce",
         elem,
-        generics: vec![elem.to_string(), s2.to_string(), td.to_string()],
+        generics: vec![elem.to_string(), s2.to_string(), td.to_string(), dot.to_string()],
         args,
         tensors,
         grid: grid_of(&[b, h, d], &[1, 1, td])?,
         tuning,
-        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{occ}"),
+        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{occ}{}", if r.dot { "_dot" } else { "" }),
         variant: variant.to_string(),
         occupancy: Some(occ),
         worker_warps: None,
@@ -774,6 +787,10 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 MlaKnobs { reload_v: true, fixed: true, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { fixed: true, reduce: REDUCE_NARROW_DOT, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW_DOT, ..MLA_SPLIT_DEFAULT },
             ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
@@ -828,7 +845,7 @@ mod tests {
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
         assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0"]);
-        assert_eq!(reduce.generics, ["f16", "8", "128"]);
+        assert_eq!(reduce.generics, ["f16", "8", "128", "0"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
         // q, k, v: ptr + 4 + 4; the scratch views: ptr + 5 + 5, ptr + 4 + 4; qk_scale, cap, lo, len.
@@ -884,7 +901,9 @@ mod tests {
                 "n128_x1_nohint_fixed",
                 "n128_x4_occ2_fixed",
                 "n128_x1_nohint_fixed_r64o2",
-                "n128_x4_occ2_fixed_r64o2"
+                "n128_x4_occ2_fixed_r64o2",
+                // 4 splits take no tensor-core reduce; 4 waves make 16 splits, which do.
+                "n128_x4_occ2_fixed_r64o2_dot"
             ]
         );
         // Fixed: the split's key tiles are the pass's last generic (31079 keys, 132 / 32 = 4
@@ -898,6 +917,14 @@ mod tests {
         let narrow = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed_r64o2").unwrap();
         assert_eq!((narrow.stages[1].grid, narrow.stages[1].occupancy), ([1, 32, 2], Some(2)));
         assert_eq!(narrow.stages[1].generics[2], "64");
+        // The tensor-core reduce differs from the narrow one in its DOT generic and cubin only.
+        let dot = all.iter().find(|p| p.variant == "n128_x4_occ2_fixed_r64o2_dot").unwrap();
+        let plain = all.iter().find(|p| p.variant == "n128_x4_occ2_fixed_r64o2").unwrap();
+        assert_eq!((dot.stages[1].generics.clone(), plain.stages[1].generics[3].as_str()), (vec!["f16".to_string(), "16".into(), "64".into(), "1".into()], "0"));
+        assert_eq!((dot.stages[1].grid, dot.stages[1].args.len()), (plain.stages[1].grid, plain.stages[1].args.len()));
+        assert_eq!(dot.stages[0].stem, plain.stages[0].stem);
+        assert_ne!(dot.stages[1].stem, plain.stages[1].stem);
+        assert!(dot.stages[1].tuning["weighted_sum"].as_str().unwrap().contains("tensor-core"));
         assert_eq!(all[0].stages[0].generics.last().unwrap(), "0");
         let err = |c: Value| candidates("flash_decode", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
         assert_eq!(err(fd(1, 8, 8, 64, 64, "float32")), "unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands");
@@ -973,7 +1000,7 @@ mod tests {
         assert_eq!(p.variant, "h16_n128_occ2");
         assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
-        assert_eq!(p.stages[1].generics, ["f16", "128", "128"]);
+        assert_eq!(p.stages[1].generics, ["f16", "128", "128", "0"]);
         let fixed = candidates("mla_decoding_split_kv", &mla_split(11049), Overrides::default(), &Target::h200())
             .unwrap()
             .unwrap()

@@ -332,9 +332,12 @@ pub mod portbench_gemm {
     /// splitk_reduce: `o[b, h, :] = sum_s w_s partial_o[b, h, s, :] / sum_s w_s` with
     /// `w_s = 2^(lse[b, h, s] - max_s lse[b, h, s])` over the `valid` splits that hold keys.
     /// Block `(b, h, d)` reduces columns `d*TD ..` of one head; `S2` is the split count rounded
-    /// up to a power of two (the padding reads lse as -inf and partials as 0).
+    /// up to a power of two (the padding reads lse as -inf and partials as 0). `DOT` = 1: the
+    /// weighted sum over the splits as one `[1, S2] x [S2, TD]` f32 product on the tensor cores
+    /// (tilegym's `USE_DOT`, which it takes from 16 splits on sm_90); 0: an elementwise product
+    /// reduced over axis 0.
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn splitk_reduce<T: ElementType, const S2: i32, const TD: i32>(
+    unsafe fn splitk_reduce<T: ElementType, const S2: i32, const TD: i32, const DOT: i32>(
         partial_o: &Tensor<T, { [-1, -1, -1, -1] }>,
         lse: &Tensor<f32, { [-1, -1, -1] }>,
         o: &Tensor<T, { [-1, -1, -1] }>,
@@ -360,8 +363,17 @@ pub mod portbench_gemm {
         let mx: Tile<f32, { [S2] }> = mx.reshape(shape![1]).broadcast(shape![S2]);
         let w: Tile<f32, { [S2] }> = exp2(l - mx, ftz::Disabled);
         let den: Tile<f32, { [] }> = reduce_sum(w, 0i32);
-        let wb: Tile<f32, { [S2, TD] }> = w.reshape(shape![S2, 1]).broadcast(shape![S2, TD]);
-        let num: Tile<f32, { [TD] }> = reduce_sum(of * wb, 0i32);
+        let num: Tile<f32, { [TD] }> = if DOT == 1i32 {
+            let w1: Tile<f32, { [1, S2] }> = w.reshape(shape![1, S2]);
+            let zero: Tile<f32, { [1, TD] }> = constant(0.0f32, shape![1, TD]);
+            let r: Tile<f32, { [1, TD] }> = mmaf(w1, of, zero);
+            let r: Tile<f32, { [TD] }> = r.reshape(shape![TD]);
+            r
+        } else {
+            let wb: Tile<f32, { [S2, TD] }> = w.reshape(shape![S2, 1]).broadcast(shape![S2, TD]);
+            let r: Tile<f32, { [TD] }> = reduce_sum(of * wb, 0i32);
+            r
+        };
         let den: Tile<f32, { [TD] }> = den.reshape(shape![1]).broadcast(shape![TD]);
         let out: Tile<T, { [TD] }> = convert_tile(num / den);
         let out: Tile<T, { [1, 1, TD] }> = out.reshape(shape![1, 1, TD]);

@@ -474,17 +474,33 @@ fn plan_group_gemm(params: &Value, d: Tiles, t: &Target) -> Result<Plan> {
 }
 
 /// splitk_reduce's shape: `TD` columns of the head per block (tilegym: min(128, pow2(D))), the
-/// splits rounded up to a power of two, and the occupancy hint.
+/// splits rounded up to a power of two, the occupancy hint, and whether the weighted sum is a
+/// tensor-core product (`dot`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SplitkTiles {
     pub td: i64,
     pub occupancy: i32,
+    pub dot: bool,
 }
 
 impl SplitkTiles {
     pub fn name(&self) -> String {
-        format!("d{}_o{}", self.td, self.occupancy)
+        format!("d{}_o{}{}", self.td, self.occupancy, if self.dot { "_dot" } else { "" })
     }
+}
+
+/// The fewest splits (rounded up to a power of two) the tensor-core weighted sum takes:
+/// tilegym's sm_90 threshold for `USE_DOT`.
+pub const SPLITK_DOT_MIN_SPLITS: i64 = 16;
+
+/// The kernel's `DOT` generic for `s2` splits: refused below [`SPLITK_DOT_MIN_SPLITS`], where the
+/// product would be mostly padding.
+pub fn splitk_dot_generic(dot: bool, s2: i64) -> Result<&'static str> {
+    if !dot {
+        return Ok("0");
+    }
+    ensure!(s2 >= SPLITK_DOT_MIN_SPLITS, "{s2} splits: the tensor-core weighted sum takes {SPLITK_DOT_MIN_SPLITS} or more");
+    Ok("1")
 }
 
 fn plan_splitk_reduce(params: &Value, d: SplitkTiles) -> Result<Plan> {
@@ -510,6 +526,7 @@ fn plan_splitk_reduce(params: &Value, d: SplitkTiles) -> Result<Plan> {
     let valid = splits.min(ceil_div(s_kv, len));
     let s2 = pow2_ceil(splits);
     ensure!(s2 * d.td <= 65536, "{s2} splits x {} columns per block is too large a tile", d.td);
+    let dot = splitk_dot_generic(d.dot, s2)?;
     let tensors = vec![
         TensorLayout::contiguous("partial_o", &[b, h, splits, hd], bytes),
         TensorLayout::contiguous("lse", &[b, h, splits], 4),
@@ -527,15 +544,16 @@ fn plan_splitk_reduce(params: &Value, d: SplitkTiles) -> Result<Plan> {
     tuning.insert("valid_splits".into(), json!(valid));
     tuning.insert("occupancy".into(), json!(d.occupancy));
     tuning.insert("load_latency".into(), json!(2));
+    tuning.insert("weighted_sum".into(), json!(weighted_sum_name(d.dot)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "splitk_reduce",
         elem,
-        generics: vec![elem.to_string(), s2.to_string(), d.td.to_string()],
+        generics: vec![elem.to_string(), s2.to_string(), d.td.to_string(), dot.to_string()],
         args,
         grid: grid_of(&[b, h, hd], &[1, 1, d.td])?,
         tensors,
-        stem: format!("splitk_reduce_{elem}_s{s2}_d{}_o{}", d.td, d.occupancy),
+        stem: format!("splitk_reduce_{elem}_s{s2}_d{}_o{}{}", d.td, d.occupancy, if d.dot { "_dot" } else { "" }),
         variant: d.name(),
         occupancy: Some(d.occupancy),
         worker_warps: None,
@@ -547,7 +565,16 @@ fn plan_splitk_reduce(params: &Value, d: SplitkTiles) -> Result<Plan> {
 /// splitk_reduce's default: tilegym's shape (`TILE_D = min(128, pow2(D))`) and hint:
 /// `ByTarget(sm_80=2, default=4)` gives 2 on sm_90 (its exported Tile IR says `occupancy = 2`).
 pub fn splitk_default(head_dim: i64) -> SplitkTiles {
-    SplitkTiles { td: pow2_ceil(head_dim).clamp(16, 128), occupancy: 2 }
+    SplitkTiles { td: pow2_ceil(head_dim).clamp(16, 128), occupancy: 2, dot: false }
+}
+
+/// How the reduce forms its weighted sum, as the manifest records it.
+pub fn weighted_sum_name(dot: bool) -> &'static str {
+    if dot {
+        "[1, S2] x [S2, TD] f32 tensor-core product (tilegym's USE_DOT)"
+    } else {
+        "elementwise product reduced over the splits"
+    }
 }
 
 /// The default tiles of each tiled operator for this configuration.
@@ -607,7 +634,16 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
         let hd = param_i64(params, "head_dim")?;
         let d = splitk_default(hd);
         push(plan_splitk_reduce(params, d)?);
-        for alt in [SplitkTiles { occupancy: 4, ..d }, SplitkTiles { occupancy: 8, ..d }, SplitkTiles { td: (d.td / 2).max(16), ..d }, SplitkTiles { td: d.td * 2, ..d }] {
+        let alts = [
+            SplitkTiles { occupancy: 4, ..d },
+            SplitkTiles { occupancy: 8, ..d },
+            SplitkTiles { td: (d.td / 2).max(16), ..d },
+            SplitkTiles { td: d.td * 2, ..d },
+            SplitkTiles { dot: true, ..d },
+            SplitkTiles { dot: true, occupancy: 4, ..d },
+            SplitkTiles { dot: true, td: (d.td / 2).max(16), ..d },
+        ];
+        for alt in alts {
             // An alternative outside the kernel's range for this shape is no candidate.
             if let Ok(p) = plan_splitk_reduce(params, alt) {
                 push(p);
@@ -799,12 +835,20 @@ mod tests {
     fn splitk_reduce_plans() {
         let c = json!({"batch": 1, "num_heads": 32, "head_dim": 512, "num_kv_splits": 64, "S_kv": 8192, "dtype": "float16", "lse_dtype": "float32"});
         let p = default_plan("splitk_reduce", &c, &H200);
-        assert_eq!((p.generics.clone(), p.grid, p.occupancy), (vec!["f16".to_string(), "64".into(), "128".into()], [1, 32, 4], Some(2)));
+        assert_eq!((p.generics.clone(), p.grid, p.occupancy), (vec!["f16".to_string(), "64".into(), "128".into(), "0".into()], [1, 32, 4], Some(2)));
         let e = entry_params(&p.args);
         assert_eq!(e.len(), 9 + 7 + 7 + 1);
         assert_eq!(e.last().unwrap().param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(64) });
         let names = candidates("splitk_reduce", &c, Overrides::default(), &H200).unwrap().unwrap().names().join(" ");
+        assert_eq!(names, "d128_o2 d128_o4 d128_o8 d64_o2 d256_o2 d128_o2_dot d128_o4_dot d64_o2_dot");
+        let dot = plan_splitk_reduce(&c, SplitkTiles { dot: true, ..splitk_default(512) }).unwrap();
+        assert_eq!((dot.generics[3].as_str(), dot.stem.as_str()), ("1", "splitk_reduce_f16_s64_d128_o2_dot"));
+        // Below 16 splits tilegym forms the sum elementwise: no tensor-core variant.
+        let c8 = json!({"batch": 1, "num_heads": 16, "head_dim": 512, "num_kv_splits": 8, "S_kv": 1024, "dtype": "float16"});
+        let names = candidates("splitk_reduce", &c8, Overrides::default(), &H200).unwrap().unwrap().names().join(" ");
         assert_eq!(names, "d128_o2 d128_o4 d128_o8 d64_o2 d256_o2");
+        let e = plan_splitk_reduce(&c8, SplitkTiles { dot: true, ..splitk_default(512) }).unwrap_err().to_string();
+        assert_eq!(e, "8 splits: the tensor-core weighted sum takes 16 or more");
         // Splits past ceil(S_kv / ceil(S_kv / splits)) hold no keys: 3 splits of S_kv = 4 -> 2 valid.
         let c = json!({"batch": 2, "num_heads": 2, "head_dim": 100, "num_kv_splits": 3, "S_kv": 4, "dtype": "bfloat16"});
         let p = default_plan("splitk_reduce", &c, &H200);

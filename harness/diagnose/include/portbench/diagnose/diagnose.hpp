@@ -45,6 +45,9 @@ struct side_diagnosis {
   std::filesystem::path bundle;
   std::string bundle_note;
   double best_ns = 0;
+  /// The best run's median time of each kernel of a multi-kernel plan, in launch order (entry,
+  /// ns); empty for a plan of one kernel or results without per-kernel times.
+  std::vector<std::pair<std::string, std::int64_t>> kernel_median_ns;
   std::vector<launch_diagnosis> launches;
   std::optional<roofline_point> roof;
   bool tensor = false;     ///< its SASS has tensor-core ops (the compute roof is the tensor peak)

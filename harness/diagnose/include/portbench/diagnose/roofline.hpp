@@ -75,6 +75,9 @@ struct roofline_point {
 /// `tensor` picks the tensor-core peak as the compute roof (the kernel uses tensor cores).
 [[nodiscard]] roofline_point roofline(const work& w, double time_ns, const device_spec& d, bool tensor = false);
 
+/// The run with valid timing whose median is smallest; null when there is none.
+[[nodiscard]] const store::run_record* best_run(const store::role_results& r);
+
 /// Best of N: the smallest run median over runs with valid timing; NaN when there is none.
 [[nodiscard]] double best_of_n_ns(const store::role_results& r);
 

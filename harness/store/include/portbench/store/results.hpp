@@ -75,6 +75,9 @@ struct sample {
   std::int64_t device_ns;     ///< sum of the plan's CUPTI kernel records
   std::int32_t sm_clock_mhz;  ///< SM clock read around the sample
   std::int64_t event_ns;      ///< CUDA-event time of the same sample (cross-check)
+  /// Each kernel's record in the plan's order (run_record::kernel_entries); empty for a plan
+  /// of one kernel.
+  std::vector<std::int64_t> kernel_ns{};
 };
 
 /// Statistics of a run's `time_ns`, computed by the writer from the samples. NaN when the run
@@ -89,6 +92,9 @@ struct run_stats {
   double median_ci_high_ns = 0;
   double median_rel_ci = 0;      ///< (high - low) / (2 median)
   double median_sm_clock_mhz = 0;
+  /// Median device time of each of the plan's kernels (run_record::kernel_entries), ns; empty
+  /// for a plan of one kernel and in files from before per-kernel times.
+  std::vector<std::int64_t> kernel_median_ns;
 };
 
 /// Where one (configuration, run)'s wall time went, in seconds, as the worker measured it; NaN
@@ -132,6 +138,12 @@ struct run_record {
   std::vector<std::int64_t> time_ns;        ///< device time per sample
   std::vector<std::int32_t> sm_clock_mhz;   ///< per sample; empty when not read
   std::vector<std::int64_t> event_time_ns;  ///< per sample; empty when not measured
+  /// The kernels of a multi-kernel plan in launch order (entry names, harness step kernels
+  /// included), whose times add up to time_ns; empty for a plan of one kernel.
+  std::vector<std::string> kernel_entries;
+  /// Per sample, each kernel's device time: row-major [samples][kernel_entries]; empty when
+  /// not read or not recorded.
+  std::vector<std::int64_t> kernel_time_ns;
   std::int64_t dropped_samples = 0;         ///< samples the engine discarded as invalid
   std::int64_t throttled_samples = 0;       ///< of which taken at a throttled SM clock
 
