@@ -68,11 +68,12 @@ fn exports_moe_align_block_with_reasons_for_the_rest() {
 }
 
 /// moe end to end without a GPU: tests/data/moe.json through the exporter (chosen plans), the
-/// six launches of every plan in order over the declared scratch buffers, every launch's
-/// parameters against its cubin's own table (`cuobjdump -elf`), `portbench inspect`, and the
-/// exact reasons of the two configurations the port cannot express.
+/// seven launches of every plan in order over the declared scratch buffers (the default: A
+/// gathered into sorted order first), every launch's parameters against its cubin's own table
+/// (`cuobjdump -elf`), `portbench inspect`, and the exact reasons of the two configurations the
+/// port cannot express.
 #[test]
-fn exports_moe_as_a_six_kernel_plan_with_reasons_for_the_rest() {
+fn exports_moe_as_a_seven_kernel_plan_with_reasons_for_the_rest() {
     let suite_path = repo().join("kernels/cutile_rust/tests/data/moe.json");
     let out = std::env::temp_dir().join(format!("portbench-moe-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
@@ -92,38 +93,54 @@ fn exports_moe_as_a_six_kernel_plan_with_reasons_for_the_rest() {
     for c in configs {
         let l = c["launches"].as_array().unwrap();
         let entries: Vec<&str> = l.iter().map(|x| x["entry"].as_str().unwrap()).collect();
-        assert_eq!(entries, ["moe_align_count_entry", "moe_align_scatter_entry", "moe_gemm_entry", "silu_and_mul_entry", "moe_gemm_entry", "moe_sum_entry"]);
+        assert_eq!(
+            entries,
+            ["moe_align_count_entry", "moe_align_scatter_entry", "moe_gather_entry", "moe_gemm_sorted_entry", "moe_silu_and_mul_entry", "moe_gemm_sorted_entry", "moe_sum_entry"]
+        );
         for x in l {
             let elf = run(Command::new(cuobjdump()).arg("-elf").arg(cubin_of(x["cubin"].as_str().unwrap())));
             assert_eq!(kparams(&elf, x["entry"].as_str().unwrap()), packed(x["params"].as_array().unwrap()), "{}", x["cubin"]);
         }
         let names: Vec<&str> = c["scratch"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["counts", "sorted_token_ids", "expert_ids", "num_tokens_post_padded", "cache1", "cache2", "cache3"]);
+        assert_eq!(names, ["counts", "sorted_token_ids", "expert_ids", "num_tokens_post_padded", "a_sorted", "cache1", "cache2", "cache3"]);
         // Every operator tensor is bound, the outputs only by the last launch.
         let bound = |i: usize| -> Vec<String> {
             l[i]["params"].as_array().unwrap().iter().filter(|p| p["kind"] == "ptr").map(|p| p["tensor"].as_str().unwrap().to_string()).collect()
         };
         assert_eq!(bound(0), ["topk_ids"]);
         assert_eq!(bound(1), ["topk_ids"]);
-        assert_eq!(bound(2), ["hidden_states", "w1", "topk_weights"]);
-        assert!(bound(3).is_empty());
-        assert_eq!(bound(4), ["w2", "topk_weights"]);
-        assert_eq!(bound(5), ["out"]);
+        assert_eq!(bound(2), ["hidden_states"]);
+        assert_eq!(bound(3), ["w1", "topk_weights"]);
+        assert!(bound(4).is_empty());
+        assert_eq!(bound(5), ["w2", "topk_weights"]);
+        assert_eq!(bound(6), ["out"]);
     }
     // 37 x 3 = 111 assignments over 12 experts, 64-row blocks (111 <= 64 x 12): max_padded
-    // 111 + 12 x 63 = 867, 14 blocks; GEMM 1 over N = 2 x 192 = 384 (3 column tiles), GEMM 2 over
-    // H = 128 (1); bf16 intermediates of 111 rows. The alignment: chunks of 16 assignments
-    // (ceil(111 / 12) = 10, a power of two, at least 16), 8 of them, a [8, 16] counts scratch.
+    // 111 + 12 x 63 = 867, 14 blocks. The gather: 14 row blocks by one 128-column tile; GEMM 1
+    // over N = 2 x 192 = 384 (3 column tiles), GEMM 2 over H = 128 (1); silu_and_mul one row a
+    // block over all 867 slots (crate::kernels' tile for 111 rows of 192). The sorted
+    // intermediates have 867 rows, cache3 the 111 assignments. The alignment: chunks of 16
+    // assignments (ceil(111 / 12) = 10, a power of two, at least 16), 8 of them, a [8, 16] counts
+    // scratch.
     let c = &configs[1];
-    assert_eq!((c["tuning"]["variant"].clone(), c["tuning"]["max_padded"].clone(), c["tuning"]["max_blocks"].clone()), (json!("m64_n128_k64"), json!(867), json!(14)));
+    assert_eq!((c["tuning"]["variant"].clone(), c["tuning"]["max_padded"].clone(), c["tuning"]["max_blocks"].clone()), (json!("sorted_once_m64_n128_k64"), json!(867), json!(14)));
     let l = c["launches"].as_array().unwrap();
-    assert_eq!((l[0]["grid"].clone(), l[1]["grid"].clone()), (json!([8, 1, 1]), json!([8, 1, 1])));
-    assert_eq!((l[2]["grid"].clone(), l[4]["grid"].clone()), (json!([42, 1, 1]), json!([14, 1, 1])));
+    let grids: Vec<Value> = l.iter().map(|x| x["grid"].clone()).collect();
+    assert_eq!(grids, [json!([8, 1, 1]), json!([8, 1, 1]), json!([14, 1, 1]), json!([42, 1, 1]), json!([867, 1, 1]), json!([14, 1, 1]), grids[6].clone()]);
     let bytes: Vec<i64> = c["scratch"].as_array().unwrap().iter().map(|s| s["bytes"].as_i64().unwrap()).collect();
-    assert_eq!(bytes, [8 * 16 * 4, 867 * 4, 14 * 4, 4, 111 * 384 * 2, 111 * 192 * 2, 111 * 128 * 2]);
-    // GEMM 1 writes cache1 (after a, w and its 3 extents and 3 strides), GEMM 2 reads cache2.
-    assert_eq!((l[2]["params"][8].clone(), l[4]["params"][0].clone()), (json!({"kind": "scratch", "name": "cache1"}), json!({"kind": "scratch", "name": "cache2"})));
+    assert_eq!(bytes, [8 * 16 * 4, 867 * 4, 14 * 4, 4, 867 * 128 * 2, 867 * 384 * 2, 867 * 192 * 2, 111 * 128 * 2]);
+    // Which scratch buffers each launch sees, in parameter order: the gather writes a_sorted,
+    // GEMM 1 reads it and writes cache1, silu_and_mul cache1 -> cache2, GEMM 2 cache2 -> cache3,
+    // the sum reads cache3.
+    let scratch = |i: usize| -> Vec<String> {
+        l[i]["params"].as_array().unwrap().iter().filter(|p| p["kind"] == "scratch").map(|p| p["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(scratch(2), ["a_sorted", "sorted_token_ids", "num_tokens_post_padded"]);
+    assert_eq!(scratch(3), ["a_sorted", "cache1", "sorted_token_ids", "expert_ids", "num_tokens_post_padded"]);
+    assert_eq!(scratch(4), ["cache1", "cache2", "num_tokens_post_padded"]);
+    assert_eq!(scratch(5), ["cache2", "cache3", "sorted_token_ids", "expert_ids", "num_tokens_post_padded"]);
+    assert_eq!(scratch(6), ["cache3"]);
     let text = run(Command::new(portbench()).arg("inspect").arg(&dir));
-    assert!(text.contains("check     OK: 12 launches in 2 configs"), "{text}");
+    assert!(text.contains("check     OK: 14 launches in 2 configs"), "{text}");
     let _ = std::fs::remove_dir_all(&out);
 }

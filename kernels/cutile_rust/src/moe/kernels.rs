@@ -354,6 +354,171 @@ pub mod portbench_moe {
         unsafe { store_ptr_tko(c_ptrs, ct, ordering::Weak, None::<scope::TileBlock>, Some(keep), None, Latency::<0>) };
     }
 
+    /// 1 while sorted block `tm` (rows `[tm BM, (tm+1) BM)`) holds assignments, else 0: the
+    /// padded total is a multiple of `BM`, so a live block is live in all its rows.
+    fn block_live<const BM: i32>(num_tokens_post_padded: &Tensor<i32, { [-1] }>, tm: i32) -> i32 {
+        let total_p: Partition<i32, { [1] }> = num_tokens_post_padded.partition(shape![1]);
+        let total_t: Tile<i32, { [1] }> = total_p.load([0i32]);
+        let total: i32 = tile_to_scalar(total_t.reshape(shape![]));
+        min(max(total - tm * BM, 0i32), 1i32)
+    }
+
+    /// The sorted plan's first step: `a_sorted[s] = a[sorted_token_ids[s] / TOPK]` for the slots
+    /// `s` of the live sorted blocks (`BM` rows, `BH` columns a tile block; grid
+    /// `[ceil(max_padded / BM), H / BH]`), so that the grouped GEMMs read A as plain TMA tiles of
+    /// contiguous rows instead of gathering it inside their K loops (there tileiras waited for
+    /// each step's gathered rows before the next step's loads: docs/cutile-rust.md, moe). Padding
+    /// slots (`id = numel`) load nothing; their rows only ever reach padding rows of the GEMMs,
+    /// which no store keeps. Blocks past the padded total write nothing (no GEMM reads them).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_gather<E: ElementType, const BM: i32, const BH: i32, const TOPK: i32, const KA: i32>(
+        a: *mut E,
+        a_sorted: &Tensor<E, { [-1, -1] }>,
+        sorted_token_ids: &Tensor<i32, { [-1] }>,
+        num_tokens_post_padded: &Tensor<i32, { [-1] }>,
+        numel: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let live: i32 = block_live::<BM>(num_tokens_post_padded, pid.0);
+        let k: i32 = KA;
+        let mut out_p: PartitionMut<E, { [BM, BH] }> = unsafe { a_sorted.partition_full_mut(shape![BM, BH]) };
+        for _once in 0i32..live {
+            let ids_p: Partition<i32, { [BM] }> = sorted_token_ids.partition(shape![BM]);
+            let ids: Tile<i32, { [BM] }> = ids_p.load([pid.0]);
+            let valid: Tile<bool, { [BM] }> = lt_tile(ids, numel.broadcast(shape![BM]));
+            let rows: Tile<i32, { [BM] }> = ids / broadcast_scalar(TOPK, shape![BM]);
+            let cols: Tile<i32, { [BH] }> = broadcast_scalar(pid.1 * BH, shape![BH]) + iota(shape![BH]);
+            let off: Tile<i32, { [BM, BH] }> = (rows * k.broadcast(shape![BM])).reshape(shape![BM, 1]).broadcast(shape![BM, BH])
+                + cols.reshape(shape![1, BH]).broadcast(shape![BM, BH]);
+            let base: PointerTile<*mut E, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(a)) };
+            let base: PointerTile<*mut E, { [1, 1] }> = reshape_ptr(base, shape![1, 1]);
+            let base: PointerTile<*mut E, { [BM, BH] }> = broadcast_ptr(base, shape![BM, BH]);
+            let mask: Tile<bool, { [BM, BH] }> = valid.reshape(shape![BM, 1]).broadcast(shape![BM, BH]);
+            let (t, _tok): (Tile<E, { [BM, BH] }>, Token) =
+                unsafe { load_ptr_tko(addptr_tile(base, off), ordering::Weak, None::<scope::TileBlock>, Some(mask), None, None, Latency::<0>) };
+            unsafe { store_view_tko_mut(&mut out_p, t, [pid.0, pid.1], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+
+    /// The sorted plan's grouped GEMM: one `BM x BN` tile of `a[rows of sorted block tm] w[e]^T`
+    /// (`e = expert_ids[tm]`, x `topk_weights[id]` with `MUL` = 1), A `[max_padded, KA]` in sorted
+    /// order read as TMA tiles, `w` the experts' weights `[E, NC, KA]`. `SCATTER` = 0 stores the
+    /// tile's rows in sorted order (`c` `[max_padded, NC]`), 1 to the assignments' own rows
+    /// (`c[id]`, `[numel, NC]`, padding slots dropped). Same 1-D grid and grouping as
+    /// [`moe_gemm`]. `LOOP` = 0: one K loop of `live * KA / BK` steps; 1: a loop of `live` trips
+    /// (one or none) around a constant K loop (tilegym's form).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_gemm_sorted<
+        E: ElementType,
+        const BM: i32,
+        const BN: i32,
+        const BK: i32,
+        const MUL: i32,
+        const SCATTER: i32,
+        const LOOP: i32,
+        const GROUP_M: i32,
+        const KA: i32,
+        const NC: i32,
+    >(
+        a: &Tensor<E, { [-1, -1] }>,
+        w: &Tensor<E, { [-1, -1, -1] }>,
+        c: *mut E,
+        topk_weights: *mut f32,
+        sorted_token_ids: &Tensor<i32, { [-1] }>,
+        expert_ids: &Tensor<i32, { [-1] }>,
+        num_tokens_post_padded: &Tensor<i32, { [-1] }>,
+        numel: i32,
+    ) {
+        let n: i32 = NC;
+        let em: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
+        let tiles_m: i32 = (em + BM - 1i32) / BM;
+        let tiles_n: i32 = (n + BN - 1i32) / BN;
+        let bid: i32 = get_tile_block_id().0;
+        let in_group: i32 = GROUP_M * tiles_n;
+        let first_m: i32 = (bid / in_group) * GROUP_M;
+        let rows_in: i32 = min(tiles_m - first_m, GROUP_M);
+        let tm: i32 = first_m + (bid % in_group) % rows_in;
+        let tn: i32 = (bid % in_group) / rows_in;
+        let live: i32 = block_live::<BM>(num_tokens_post_padded, tm);
+        let ex_p: Partition<i32, { [1] }> = expert_ids.partition(shape![1]);
+        let ex_t: Tile<i32, { [1] }> = ex_p.load([tm]);
+        let ex: i32 = tile_to_scalar(ex_t.reshape(shape![]));
+        let a_p: Partition<E, { [BM, BK] }> = a.partition(shape![BM, BK]);
+        let w_p: Partition<E, { [1, BN, BK] }> = w.partition(shape![1, BN, BK]);
+        let k_steps: i32 = KA / BK;
+        let outer: i32 = if LOOP == 1i32 { live } else { 1i32 };
+        let inner: i32 = if LOOP == 1i32 { k_steps } else { live * k_steps };
+        for _once in 0i32..outer {
+            let mut acc: Tile<f32, { [BM, BN] }> = constant(0.0f32, shape![BM, BN]);
+            for kt in 0i32..inner {
+                let at: Tile<E, { [BM, BK] }> = a_p.load([tm, kt]);
+                let wt: Tile<E, { [1, BN, BK] }> = w_p.load([ex, tn, kt]);
+                let wt: Tile<E, { [BN, BK] }> = wt.reshape(shape![BN, BK]);
+                let bt: Tile<E, { [BK, BN] }> = wt.transpose();
+                acc = mmaf(at, bt, acc);
+            }
+            let ids_p: Partition<i32, { [BM] }> = sorted_token_ids.partition(shape![BM]);
+            let ids: Tile<i32, { [BM] }> = ids_p.load([tm]);
+            let slot: Tile<i32, { [BM] }> = broadcast_scalar(tm * BM, shape![BM]) + iota(shape![BM]);
+            let live_b: Tile<i32, { [BM] }> = broadcast_scalar(live, shape![BM]);
+            let zero_b: Tile<i32, { [BM] }> = constant(0i32, shape![BM]);
+            // Dead blocks (LOOP 0 runs this once with an empty K loop) store nothing.
+            let alive: Tile<bool, { [BM] }> = gt_tile(live_b, zero_b);
+            let valid: Tile<bool, { [BM] }> = lt_tile(ids, numel.broadcast(shape![BM])) & alive;
+            if MUL == 1i32 {
+                let r_base: PointerTile<*mut f32, { [] }> = pointer_to_tile(topk_weights);
+                let r_base: PointerTile<*mut f32, { [1] }> = reshape_ptr(r_base, shape![1]);
+                let r_base: PointerTile<*mut f32, { [BM] }> = broadcast_ptr(r_base, shape![BM]);
+                let (r, _tok): (Tile<f32, { [BM] }>, Token) = unsafe {
+                    load_ptr_tko(addptr_tile(r_base, ids), ordering::Weak, None::<scope::TileBlock>, Some(valid), None, None, Latency::<0>)
+                };
+                acc = acc * r.reshape(shape![BM, 1]).broadcast(shape![BM, BN]);
+            }
+            let ct: Tile<E, { [BM, BN] }> = convert_tile(acc);
+            let rows: Tile<i32, { [BM] }> = if SCATTER == 1i32 { ids } else { slot };
+            let keep_rows: Tile<bool, { [BM] }> = if SCATTER == 1i32 { valid } else { alive };
+            let col_n: Tile<i32, { [BN] }> = broadcast_scalar(tn * BN, shape![BN]) + iota(shape![BN]);
+            let c_off: Tile<i32, { [BM, BN] }> = (rows * n.broadcast(shape![BM])).reshape(shape![BM, 1]).broadcast(shape![BM, BN])
+                + col_n.reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let keep: Tile<bool, { [BM, BN] }> = keep_rows.reshape(shape![BM, 1]).broadcast(shape![BM, BN])
+                & lt_tile(col_n, n.broadcast(shape![BN])).reshape(shape![1, BN]).broadcast(shape![BM, BN]);
+            let c_base: PointerTile<*mut E, { [] }> = unsafe { assume_div_by::<_, 16>(pointer_to_tile(c)) };
+            let c_base: PointerTile<*mut E, { [1, 1] }> = reshape_ptr(c_base, shape![1, 1]);
+            let c_base: PointerTile<*mut E, { [BM, BN] }> = broadcast_ptr(c_base, shape![BM, BN]);
+            unsafe { store_ptr_tko(addptr_tile(c_base, c_off), ct, ordering::Weak, None::<scope::TileBlock>, Some(keep), None, Latency::<0>) };
+        }
+    }
+
+    /// silu_and_mul of the sorted plan: `y[s] = silu(x[s, 0]) * x[s, 1]` over the rows of the live
+    /// sorted blocks only (`x` `[max_padded, 2, I]`, `y` `[max_padded, I]`; grid
+    /// `[ceil(max_padded / BR), ceil(I / BH)]`, `BR` divides the GEMMs' `BM`, so a row tile is
+    /// live as a whole): the same arithmetic as `crate::kernels`' silu_and_mul.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn moe_silu_and_mul<T: ElementType, const BR: i32, const BH: i32>(
+        x: &Tensor<T, { [-1, -1, -1] }>,
+        y: &Tensor<T, { [-1, -1] }>,
+        num_tokens_post_padded: &Tensor<i32, { [-1] }>,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let live: i32 = block_live::<BR>(num_tokens_post_padded, pid.0);
+        let xp: Partition<T, { [BR, 1, BH] }> = x.partition(shape![BR, 1, BH]);
+        let mut yp: PartitionMut<T, { [BR, BH] }> = unsafe { y.partition_full_mut(shape![BR, BH]) };
+        for _once in 0i32..live {
+            let gt: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 0i32, pid.1]);
+            let ut: Tile<T, { [BR, 1, BH] }> = xp.load([pid.0, 1i32, pid.1]);
+            let g: Tile<f32, { [BR, 1, BH] }> = convert_tile(gt);
+            let u: Tile<f32, { [BR, 1, BH] }> = convert_tile(ut);
+            let g: Tile<f32, { [BR, BH] }> = g.reshape(shape![BR, BH]);
+            let u: Tile<f32, { [BR, BH] }> = u.reshape(shape![BR, BH]);
+            let one: Tile<f32, { [BR, BH] }> = constant(1.0f32, shape![BR, BH]);
+            let neg_log2e: Tile<f32, { [BR, BH] }> = constant(-1.4426950408889634f32, shape![BR, BH]);
+            let e: Tile<f32, { [BR, BH] }> = exp2(mulf(g, neg_log2e, rounding::NearestEven, ftz::Enabled), ftz::Enabled);
+            let sg: Tile<f32, { [BR, BH] }> = true_div(g, one + e);
+            let yt: Tile<T, { [BR, BH] }> = convert_tile(sg * u);
+            unsafe { store_view_tko_mut(&mut yp, yt, [pid.0, pid.1], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+
     /// `y[t] = sum_k x[t, k]` over the top-k axis of `x` `[M, TOPK, H]` in f32, rounded once
     /// (torch.sum over dim 1 and torch.add of tilegym's wrapper); grid `[ceil(M / BR),
     /// ceil(H / BH)]`.

@@ -308,35 +308,53 @@ fn moe_shape(params: &Value) -> Result<MoeShape> {
     Ok(MoeShape { m, h, i, e, topk, elem, bytes })
 }
 
+/// How the grouped GEMMs reach the rows of A.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AForm {
+    /// tilegym's: each K step gathers its block's rows through a pointer tile (`moe_gemm`).
+    Gather,
+    /// A gather launch first copies the rows into sorted order (`moe_gather`); the GEMMs then
+    /// read A as TMA tiles of contiguous rows (`moe_gemm_sorted`), GEMM 1 writing its rows in
+    /// sorted order and silu_and_mul working on them there (`moe_silu_and_mul`), GEMM 2
+    /// scattering to the assignments' rows. `once` picks the GEMMs' loop form (`LOOP` 1: a
+    /// loop of one trip or none around the constant K loop; 0: `live * K / BK` steps).
+    Sorted { once: bool },
+}
+
 /// The knobs of a moe plan: rows per GEMM block (`bm`, also the alignment's block size), the
-/// GEMMs' output columns (`bn`) and K step (`bk`).
+/// GEMMs' output columns (`bn`) and K step (`bk`), and how they read A.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MoeKnobs {
     pub bm: i64,
     pub bn: i64,
     pub bk: i64,
+    pub a: AForm,
 }
 
 impl MoeKnobs {
     pub fn name(&self) -> String {
-        format!("m{}_n{}_k{}", self.bm, self.bn, self.bk)
+        let tiles = format!("m{}_n{}_k{}", self.bm, self.bn, self.bk);
+        match self.a {
+            AForm::Gather => tiles,
+            AForm::Sorted { once: false } => format!("sorted_{tiles}"),
+            AForm::Sorted { once: true } => format!("sorted_once_{tiles}"),
+        }
     }
 }
 
 /// tilegym's tiles (moe_interface.py, cutile config): TILE_SIZE_M 128, N 128, K 64, GROUP_SIZE_M 32.
-pub const TILEGYM: MoeKnobs = MoeKnobs { bm: 128, bn: 128, bk: 64 };
+pub const TILEGYM: MoeKnobs = MoeKnobs { bm: 128, bn: 128, bk: 64, a: AForm::Gather };
 
 /// Block rows of the swizzled GEMM grid (tilegym: 32).
 pub const GROUP_M: i64 = 32;
 
 /// The default knobs: 64-row blocks where an expert gets at most 64 assignments on average
-/// (less padding: every expert's bucket is padded to a multiple of `bm`), else tilegym's 128.
+/// (less padding: every expert's bucket is padded to a multiple of `bm`), else tilegym's 128;
+/// A gathered into sorted order first, the GEMMs' loop of one trip (measured on the H200,
+/// fifteenth session: 1.20-1.63 over the gathered form on tilegym's 4 configurations).
 pub fn default_knobs(m: i64, topk: i64, e: i64) -> MoeKnobs {
-    if m * topk <= 64 * e {
-        MoeKnobs { bm: 64, ..TILEGYM }
-    } else {
-        TILEGYM
-    }
+    let bm = if m * topk <= 64 * e { 64 } else { TILEGYM.bm };
+    MoeKnobs { bm, a: AForm::Sorted { once: true }, ..TILEGYM }
 }
 
 fn lit_i32(name: &str, v: i64) -> KernelArg {
@@ -355,17 +373,35 @@ fn stage(kernel: &'static str, elem: &'static str, generics: Vec<String>, tensor
     Plan { kernel, elem, generics, tensors, args, grid, tuning, stem, variant: variant.into(), occupancy: None, worker_warps: None, extra_launches: Vec::new() }
 }
 
+/// Where a grouped GEMM launch reads A and writes C.
+enum GemmIo<'a> {
+    /// `moe_gemm`: A's rows `id / topk` gathered from `a` inside the K loop, C's rows `id`.
+    Gathered { a: KernelArg, topk: i64 },
+    /// `moe_gemm_sorted`: A the scratch `a` `[max_padded, K]` in sorted order; C in sorted order
+    /// (`scatter` false) or to the assignments' rows (`scatter` true).
+    Sorted { a: &'a str, scatter: bool },
+}
+
 /// One grouped GEMM launch: `c[id] = a[id / topk] w[e]^T (x routing weight)`.
 #[allow(clippy::too_many_arguments)]
-fn gemm_stage(x: &MoeShape, k: MoeKnobs, w: &str, n: i64, kk: i64, a: KernelArg, c: &str, topk: i64, mul: bool, max_padded: i64, max_blocks: i64) -> Result<Plan> {
+fn gemm_stage(x: &MoeShape, k: MoeKnobs, w: &str, n: i64, kk: i64, io: GemmIo, c: &str, mul: bool, max_padded: i64, max_blocks: i64) -> Result<Plan> {
     let e = x.e;
     let wt = TensorLayout::contiguous("w", &[e, n, kk], x.bytes);
-    let tensors = vec![
+    let mut tensors = vec![
         wt.clone(),
         TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4),
         TensorLayout::contiguous("expert_ids", &[max_blocks], 4),
         TensorLayout::contiguous("num_tokens_post_padded", &[1], 4),
     ];
+    let a = match &io {
+        GemmIo::Gathered { a, .. } => a.clone(),
+        GemmIo::Sorted { a, .. } => {
+            let at = TensorLayout::contiguous("a", &[max_padded, kk], x.bytes);
+            let arg = KernelArg::ScratchAs { name: "a".into(), scratch: (*a).into(), shape: at.shape.clone(), strides: at.strides.clone(), partition: None };
+            tensors.insert(0, at);
+            arg
+        }
+    };
     let args = vec![
         a,
         KernelArg::ViewOf { name: "w".into(), tensor: w.into(), shape: wt.shape.clone(), strides: wt.strides.clone(), partition: None },
@@ -381,30 +417,147 @@ fn gemm_stage(x: &MoeShape, k: MoeKnobs, w: &str, n: i64, kk: i64, a: KernelArg,
     tuning.insert("weights".into(), json!(w));
     tuning.insert("tiles".into(), json!({"m": k.bm, "n": k.bn, "k": k.bk, "group_m": GROUP_M}));
     tuning.insert("mul_routed_weight".into(), json!(mul));
-    tuning.insert("a_row_divisor".into(), json!(topk));
     let m = i32::from(mul);
-    Ok(stage(
-        "moe_gemm",
+    let (kernel, generics, stem) = match io {
+        GemmIo::Gathered { topk, .. } => {
+            tuning.insert("a_row_divisor".into(), json!(topk));
+            (
+                "moe_gemm",
+                vec![x.elem.into(), k.bm.to_string(), k.bn.to_string(), k.bk.to_string(), topk.to_string(), m.to_string(), GROUP_M.to_string(), kk.to_string(), n.to_string()],
+                format!("moe_gemm_{}_m{}_n{}_k{}_t{topk}_w{m}_K{kk}_N{n}", x.elem, k.bm, k.bn, k.bk),
+            )
+        }
+        GemmIo::Sorted { scatter, .. } => {
+            let once = i32::from(matches!(k.a, AForm::Sorted { once: true }));
+            let sc = i32::from(scatter);
+            tuning.insert("a".into(), json!("sorted rows, TMA tiles"));
+            tuning.insert("c".into(), json!(if scatter { "the assignments' rows" } else { "sorted rows" }));
+            tuning.insert("loop".into(), json!(if once == 1 { "one trip or none around the constant K loop" } else { "live * K / BK steps" }));
+            (
+                "moe_gemm_sorted",
+                vec![x.elem.into(), k.bm.to_string(), k.bn.to_string(), k.bk.to_string(), m.to_string(), sc.to_string(), once.to_string(), GROUP_M.to_string(), kk.to_string(), n.to_string()],
+                format!("moe_gemm_sorted_{}_m{}_n{}_k{}_w{m}_s{sc}_l{once}_K{kk}_N{n}", x.elem, k.bm, k.bn, k.bk),
+            )
+        }
+    };
+    Ok(stage(kernel, x.elem, generics, tensors, args, grid_of(&[blocks], &[1])?, stem, &k.name(), tuning))
+}
+
+/// The gathered form's middle (tilegym's): GEMM 1 gathers `hidden_states` rows into `cache1`
+/// `[M top_k, 2I]` by assignment, silu_and_mul of crate::kernels on it, GEMM 2 gathers
+/// `cache2` rows and scatters `cache3` rows by assignment.
+fn gathered_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_blocks: i64) -> Result<(Vec<Plan>, Vec<Scratch>)> {
+    let numel = x.m * x.topk;
+    let variant = k.name();
+    let hidden = GemmIo::Gathered { a: KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() }, topk: x.topk };
+    let gemm1 = gemm_stage(x, k, "w1", 2 * x.i, x.h, hidden, "cache1", false, max_padded, max_blocks)?;
+    // silu_and_mul of crate::kernels, cache1 [numel, 2I] seen as [numel, 2, I].
+    let (br, bh) = silu_and_mul_tiles(numel, x.i, x.bytes, t.sm_count, Overrides::default())?;
+    let xs = TensorLayout::contiguous("x", &[numel, 2, x.i], x.bytes);
+    let ys = TensorLayout::contiguous("y", &[numel, x.i], x.bytes);
+    let silu_args = vec![
+        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
+        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: Some(vec![br, bh]) },
+    ];
+    let mut st = Map::new();
+    st.insert("block_rows".into(), json!(br));
+    st.insert("block_cols".into(), json!(bh));
+    let mut silu = stage("silu_and_mul", x.elem, vec![x.elem.into(), br.to_string(), bh.to_string()], vec![xs, ys], silu_args, grid_of(&[numel, x.i], &[br, bh])?, format!("silu_and_mul_{}_br{br}_bh{bh}", x.elem), &variant, st);
+    silu.occupancy = Some(4);
+    silu.stem.push_str("_occ4");
+    // Down projection times the routing weight (rows of cache2 are the assignments: top_k 1).
+    let cache2 = GemmIo::Gathered { a: KernelArg::RawScratch { name: "a".into(), scratch: "cache2".into() }, topk: 1 };
+    let gemm2 = gemm_stage(x, k, "w2", x.h, x.i, cache2, "cache3", true, max_padded, max_blocks)?;
+    let b = x.bytes as i64;
+    let scratch = vec![
+        Scratch { name: "cache1".into(), bytes: numel * 2 * x.i * b },
+        Scratch { name: "cache2".into(), bytes: numel * x.i * b },
+    ];
+    Ok((vec![gemm1, silu, gemm2], scratch))
+}
+
+/// The sorted form's middle: `moe_gather` copies the live blocks' rows of `hidden_states` into
+/// `a_sorted` `[max_padded, H]`; GEMM 1 reads them as TMA tiles and writes `cache1`
+/// `[max_padded, 2I]` in sorted order; `moe_silu_and_mul` on the live rows into `cache2`
+/// `[max_padded, I]`; GEMM 2 reads `cache2` the same way and scatters `cache3` rows by
+/// assignment (times the routing weight).
+fn sorted_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_blocks: i64) -> Result<(Vec<Plan>, Vec<Scratch>)> {
+    let numel = x.m * x.topk;
+    let variant = k.name();
+    // The gather: BM rows (the GEMMs' blocks, so live as a whole) by up to 256 columns.
+    let bh = pow2_ceil(x.h).min(256);
+    let a_sorted = TensorLayout::contiguous("a_sorted", &[max_padded, x.h], x.bytes);
+    let gather_args = vec![
+        KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() },
+        KernelArg::ScratchAs { name: "a_sorted".into(), scratch: "a_sorted".into(), shape: a_sorted.shape.clone(), strides: a_sorted.strides.clone(), partition: None },
+        scratch_view("sorted_token_ids", &[max_padded], None),
+        scratch_view("num_tokens_post_padded", &[1], None),
+        lit_i32("numel", numel),
+    ];
+    let mut gt = Map::new();
+    gt.insert("block_rows".into(), json!(k.bm));
+    gt.insert("block_cols".into(), json!(bh));
+    let gather = stage(
+        "moe_gather",
         x.elem,
-        vec![x.elem.into(), k.bm.to_string(), k.bn.to_string(), k.bk.to_string(), topk.to_string(), m.to_string(), GROUP_M.to_string(), kk.to_string(), n.to_string()],
-        tensors,
-        args,
-        grid_of(&[blocks], &[1])?,
-        format!("moe_gemm_{}_m{}_n{}_k{}_t{topk}_w{m}_K{kk}_N{n}", x.elem, k.bm, k.bn, k.bk),
-        &k.name(),
-        tuning,
-    ))
+        vec![x.elem.into(), k.bm.to_string(), bh.to_string(), x.topk.to_string(), x.h.to_string()],
+        vec![
+            a_sorted,
+            TensorLayout::contiguous("sorted_token_ids", &[max_padded], 4),
+            TensorLayout::contiguous("num_tokens_post_padded", &[1], 4),
+        ],
+        gather_args,
+        grid_of(&[max_padded, x.h], &[k.bm, bh])?,
+        format!("moe_gather_{}_m{}_h{bh}_t{}_K{}", x.elem, k.bm, x.topk, x.h),
+        &variant,
+        gt,
+    );
+    let gemm1 = gemm_stage(x, k, "w1", 2 * x.i, x.h, GemmIo::Sorted { a: "a_sorted", scatter: false }, "cache1", false, max_padded, max_blocks)?;
+    // silu_and_mul on the live sorted rows: the row tile of crate::kernels' plan for numel rows,
+    // at most the GEMM block (so a row tile is live as a whole).
+    let (br, bhs) = silu_and_mul_tiles(numel, x.i, x.bytes, t.sm_count, Overrides::default())?;
+    let br = br.min(k.bm);
+    let xs = TensorLayout::contiguous("x", &[max_padded, 2, x.i], x.bytes);
+    let ys = TensorLayout::contiguous("y", &[max_padded, x.i], x.bytes);
+    let silu_args = vec![
+        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
+        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: None },
+        scratch_view("num_tokens_post_padded", &[1], None),
+    ];
+    let mut st = Map::new();
+    st.insert("block_rows".into(), json!(br));
+    st.insert("block_cols".into(), json!(bhs));
+    let mut silu = stage(
+        "moe_silu_and_mul",
+        x.elem,
+        vec![x.elem.into(), br.to_string(), bhs.to_string()],
+        vec![xs, ys, TensorLayout::contiguous("num_tokens_post_padded", &[1], 4)],
+        silu_args,
+        grid_of(&[max_padded, x.i], &[br, bhs])?,
+        format!("moe_silu_and_mul_{}_br{br}_bh{bhs}", x.elem),
+        &variant,
+        st,
+    );
+    silu.occupancy = Some(4);
+    silu.stem.push_str("_occ4");
+    let gemm2 = gemm_stage(x, k, "w2", x.h, x.i, GemmIo::Sorted { a: "cache2", scatter: true }, "cache3", true, max_padded, max_blocks)?;
+    let b = x.bytes as i64;
+    let scratch = vec![
+        Scratch { name: "a_sorted".into(), bytes: max_padded * x.h * b },
+        Scratch { name: "cache1".into(), bytes: max_padded * 2 * x.i * b },
+        Scratch { name: "cache2".into(), bytes: max_padded * x.i * b },
+    ];
+    Ok((vec![gather, gemm1, silu, gemm2], scratch))
 }
 
 /// moe's launch plan for one set of knobs: tilegym's pipeline (moe_interface.py
 /// `fused_experts_impl`), kernel for kernel, over scratch buffers as its wrapper allocates them:
 /// 1. moe_align_block in its two parallel launches, moe_align_count and moe_align_scatter
 ///    (`topk_ids` -> `sorted_token_ids`, `expert_ids`, `num_tokens_post_padded`, block size `bm`);
-/// 2. moe_gemm with `w1`: `cache1[id] = hidden_states[id / top_k] w1[e]^T`, `[M top_k, 2I]`;
-/// 3. silu_and_mul: `cache2 = silu(cache1[:, :I]) cache1[:, I:]`, `[M top_k, I]`;
-/// 4. moe_gemm with `w2` times the routing weight: `cache3[id] = r[id] cache2[id] w2[e]^T`,
-///    `[M top_k, H]`;
-/// 5. moe_sum: `out[t] = sum_k cache3[t top_k + k]` (tilegym: torch.sum / torch.add).
+/// 2. GEMM 1 with `w1` (`hidden_states[id / top_k] w1[e]^T`), silu_and_mul, GEMM 2 with `w2`
+///    times the routing weight into `cache3` `[M top_k, H]` by assignment: [`gathered_middle`]
+///    (tilegym's form) or [`sorted_middle`] (a gather launch first, per `k.a`);
+/// 3. moe_sum: `out[t] = sum_k cache3[t top_k + k]` (tilegym: torch.sum / torch.add).
 fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     let x = moe_shape(params)?;
     ensure!(x.h % k.bk == 0 && x.i % k.bk == 0, "hidden_size {} and moe_intermediate_size {} must be multiples of the K step {} (the gathered rows are not masked along K)", x.h, x.i, k.bk);
@@ -427,28 +580,13 @@ fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     let (count, scatter) = align_stages(numel, x.e, max_padded, max_blocks, k.bm, &g, out, &variant);
     let e2 = pow2_ceil(x.e);
 
-    // 2. Gate and up projections.
-    let gemm1 = gemm_stage(&x, k, "w1", 2 * x.i, x.h, KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() }, "cache1", x.topk, false, max_padded, max_blocks)?;
+    // 2. The GEMMs around silu_and_mul.
+    let (middle, middle_scratch) = match k.a {
+        AForm::Gather => gathered_middle(&x, k, t, max_padded, max_blocks)?,
+        AForm::Sorted { .. } => sorted_middle(&x, k, t, max_padded, max_blocks)?,
+    };
 
-    // 3. silu_and_mul of crate::kernels, cache1 [numel, 2I] seen as [numel, 2, I].
-    let (br, bh) = silu_and_mul_tiles(numel, x.i, x.bytes, t.sm_count, Overrides::default())?;
-    let xs = TensorLayout::contiguous("x", &[numel, 2, x.i], x.bytes);
-    let ys = TensorLayout::contiguous("y", &[numel, x.i], x.bytes);
-    let silu_args = vec![
-        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
-        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: Some(vec![br, bh]) },
-    ];
-    let mut st = Map::new();
-    st.insert("block_rows".into(), json!(br));
-    st.insert("block_cols".into(), json!(bh));
-    let mut silu = stage("silu_and_mul", x.elem, vec![x.elem.into(), br.to_string(), bh.to_string()], vec![xs, ys], silu_args, grid_of(&[numel, x.i], &[br, bh])?, format!("silu_and_mul_{}_br{br}_bh{bh}", x.elem), &variant, st);
-    silu.occupancy = Some(4);
-    silu.stem.push_str("_occ4");
-
-    // 4. Down projection times the routing weight (rows of cache2 are the assignments: top_k 1).
-    let gemm2 = gemm_stage(&x, k, "w2", x.h, x.i, KernelArg::RawScratch { name: "a".into(), scratch: "cache2".into() }, "cache3", 1, true, max_padded, max_blocks)?;
-
-    // 5. The top-k sum into out.
+    // 3. The top-k sum into out.
     let bh5 = pow2_ceil(x.h).clamp(16, 512);
     let mut br5 = 8;
     while br5 > 1 && ceil_div(x.m, br5) * ceil_div(x.h, bh5) < 2 * t.sm_count {
@@ -465,28 +603,25 @@ fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     sm.insert("block_cols".into(), json!(bh5));
     let sum = stage("moe_sum", x.elem, vec![x.elem.into(), br5.to_string(), bh5.to_string(), x.topk.to_string()], vec![c3, out], sum_args, grid_of(&[x.m, x.h], &[br5, bh5])?, format!("moe_sum_{}_br{br5}_bh{bh5}_t{}", x.elem, x.topk), &variant, sm);
 
-    let b = x.bytes as i64;
+    let mut stages = vec![count, scatter];
+    stages.extend(middle);
+    stages.push(sum);
+    let mut scratch = vec![
+        Scratch { name: "counts".into(), bytes: g.p * e2 * 4 },
+        Scratch { name: "sorted_token_ids".into(), bytes: max_padded * 4 },
+        Scratch { name: "expert_ids".into(), bytes: max_blocks * 4 },
+        Scratch { name: "num_tokens_post_padded".into(), bytes: 4 },
+    ];
+    scratch.extend(middle_scratch);
+    scratch.push(Scratch { name: "cache3".into(), bytes: numel * x.h * x.bytes as i64 });
     let mut tuning = Map::new();
-    tuning.insert("kernels".into(), json!(["moe_align_count", "moe_align_scatter", "moe_gemm", "silu_and_mul", "moe_gemm", "moe_sum"]));
+    tuning.insert("kernels".into(), json!(stages.iter().map(|p| p.kernel).collect::<Vec<_>>()));
     tuning.insert("block_size".into(), json!(k.bm));
     tuning.insert("tiles".into(), json!({"m": k.bm, "n": k.bn, "k": k.bk, "group_m": GROUP_M}));
     tuning.insert("max_padded".into(), json!(max_padded));
     tuning.insert("max_blocks".into(), json!(max_blocks));
     tuning.insert("block_rule".into(), json!("64-row blocks where M top_k <= 64 E (at most 64 assignments per expert on average), else tilegym's 128"));
-    Ok(StagedPlan {
-        variant,
-        tuning,
-        scratch: vec![
-            Scratch { name: "counts".into(), bytes: g.p * e2 * 4 },
-            Scratch { name: "sorted_token_ids".into(), bytes: max_padded * 4 },
-            Scratch { name: "expert_ids".into(), bytes: max_blocks * 4 },
-            Scratch { name: "num_tokens_post_padded".into(), bytes: 4 },
-            Scratch { name: "cache1".into(), bytes: numel * 2 * x.i * b },
-            Scratch { name: "cache2".into(), bytes: numel * x.i * b },
-            Scratch { name: "cache3".into(), bytes: numel * x.h * b },
-        ],
-        stages: vec![count, scatter, gemm1, silu, gemm2, sum],
-    })
+    Ok(StagedPlan { variant, tuning, scratch, stages })
 }
 
 /// moe's plans: the default knobs first, then the other block size (tuning variants); an
@@ -503,7 +638,10 @@ pub fn staged_candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> 
     let x = moe_shape(params)?;
     let first = default_knobs(x.m, x.topk, x.e);
     let mut plans = vec![plan_moe(params, first, t)?];
-    for k in [TILEGYM, MoeKnobs { bm: 64, ..TILEGYM }] {
+    let m64 = MoeKnobs { bm: 64, ..TILEGYM };
+    let sorted = |k: MoeKnobs, once: bool| MoeKnobs { a: AForm::Sorted { once }, ..k };
+    let variants = [TILEGYM, m64, sorted(m64, false), sorted(m64, true), sorted(TILEGYM, false), sorted(TILEGYM, true)];
+    for k in variants {
         if k != first {
             if let Ok(p) = plan_moe(params, k, t) {
                 plans.push(p);
@@ -572,6 +710,61 @@ mod tests {
             assert!(g.p.count_ones() == 1 && g.p * pow2_ceil(e) <= PARALLEL_TILE && g.bt * pow2_ceil(e) <= PARALLEL_TILE);
         }
         assert_eq!(align_grid(128, 8, 128).unwrap(), AlignGrid { bt: 16, p: 8, ft: 256, fill_per: 1, bb: 8, blocks_per: 1 });
+    }
+
+    #[test]
+    fn the_sorted_plans_gather_first_and_read_a_in_sorted_order() {
+        // tilegym's 256 tokens x top 6 over 32 experts, H 2048, I 1408: 1536 assignments <= 64 x 32,
+        // so 64-row blocks; max_padded 1536 + 32 x 63 = 3552 slots, 56 blocks.
+        let c = json!({"num_tokens": 256, "hidden_size": 2048, "moe_intermediate_size": 1408, "n_experts": 32, "top_k": 6, "dtype": "float16", "call_type": "e2e_fused"});
+        let plans = staged_candidates("moe", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let names: Vec<&str> = plans.iter().map(|p| p.variant.as_str()).collect();
+        assert_eq!(names, ["sorted_once_m64_n128_k64", "m128_n128_k64", "m64_n128_k64", "sorted_m64_n128_k64", "sorted_m128_n128_k64", "sorted_once_m128_n128_k64"]);
+        let p = plans.iter().find(|p| p.variant == "sorted_once_m64_n128_k64").unwrap();
+        let kernels: Vec<&str> = p.stages.iter().map(|s| s.kernel).collect();
+        assert_eq!(kernels, ["moe_align_count", "moe_align_scatter", "moe_gather", "moe_gemm_sorted", "moe_silu_and_mul", "moe_gemm_sorted", "moe_sum"]);
+        assert_eq!(p.tuning["kernels"], json!(kernels));
+        let (gather, gemm1, silu, gemm2) = (&p.stages[2], &p.stages[3], &p.stages[4], &p.stages[5]);
+        // The gather: 56 row blocks of 64 by 2048 / 256 column tiles.
+        assert_eq!(gather.grid, [56, 8, 1]);
+        assert_eq!(gather.generics, ["f16", "64", "256", "6", "2048"]);
+        // GEMM 1: 56 x ceil(2816 / 128) tiles, sorted rows out, the loop of one trip; GEMM 2:
+        // 56 x 2048 / 128, x routing weight, scattered to the assignments' rows.
+        assert_eq!((gemm1.grid, gemm2.grid), ([56 * 22, 1, 1], [56 * 16, 1, 1]));
+        assert_eq!(gemm1.generics, ["f16", "64", "128", "64", "0", "0", "1", "32", "2048", "2816"]);
+        assert_eq!(gemm2.generics, ["f16", "64", "128", "64", "1", "1", "1", "32", "1408", "2048"]);
+        // silu_and_mul: crate::kernels' tile for 1536 rows of 1408 (2 x 2048), over all 3552 slots.
+        assert_eq!((silu.generics.clone(), silu.grid), (vec!["f16".to_string(), "2".into(), "2048".into()], [1776, 1, 1]));
+        let scratch: Vec<(&str, i64)> = p.scratch.iter().map(|s| (s.name.as_str(), s.bytes)).collect();
+        assert_eq!(
+            scratch,
+            [
+                ("counts", 32 * 32 * 4),
+                ("sorted_token_ids", 3552 * 4),
+                ("expert_ids", 56 * 4),
+                ("num_tokens_post_padded", 4),
+                ("a_sorted", 3552 * 2048 * 2),
+                ("cache1", 3552 * 2816 * 2),
+                ("cache2", 3552 * 1408 * 2),
+                ("cache3", 1536 * 2048 * 2),
+            ]
+        );
+        // Who binds what: hidden_states only by the gather; A of the GEMMs and C of GEMM 1 are
+        // the sorted scratch buffers; GEMM 2 writes cache3, which the sum reads.
+        let ptrs = |s: &Plan| -> Vec<Param> {
+            entry_params(&s.args).into_iter().map(|e| e.param).filter(|p| matches!(p, Param::Ptr { .. } | Param::Scratch { .. })).collect()
+        };
+        let scr = |n: &str| Param::Scratch { name: n.into() };
+        let ten = |n: &str| Param::Ptr { tensor: n.into() };
+        assert_eq!(ptrs(gather), [ten("hidden_states"), scr("a_sorted"), scr("sorted_token_ids"), scr("num_tokens_post_padded")]);
+        assert_eq!(ptrs(gemm1)[..3], [scr("a_sorted"), ten("w1"), scr("cache1")]);
+        assert_eq!(ptrs(silu), [scr("cache1"), scr("cache2"), scr("num_tokens_post_padded")]);
+        assert_eq!(ptrs(gemm2)[..3], [scr("cache2"), ten("w2"), scr("cache3")]);
+        assert_eq!(ptrs(&p.stages[6]), [scr("cache3"), ten("out")]);
+        // The gathered form keeps tilegym's middle and buffers.
+        let g = &plans[2];
+        assert_eq!(g.stages.iter().map(|s| s.kernel).collect::<Vec<_>>(), ["moe_align_count", "moe_align_scatter", "moe_gemm", "silu_and_mul", "moe_gemm", "moe_sum"]);
+        assert_eq!(g.scratch.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["counts", "sorted_token_ids", "expert_ids", "num_tokens_post_padded", "cache1", "cache2", "cache3"]);
     }
 
     #[test]
