@@ -25,7 +25,13 @@ pub mod portbench_gdr {
     /// `FUSE` > 0: both of a step's reductions read the decayed state `S'`, by
     /// `o_t = S'^T q_t + delta (k_t . q_t)` (the same value as `S^T q_t` after the update), so they
     /// no longer wait on each other: 1 reduces them separately, 2 as one `[2, BK, BV]` tile (one
-    /// cross-thread round per step where the plain form takes two in sequence).
+    /// cross-thread round per step where the plain form takes two in sequence), 3 as 1 with the
+    /// decay applied to the reduced rows and folded into the update (`S exp(g) + k delta^T` as
+    /// one fma per element, where the other forms scale the whole state first).
+    /// `PF` > 0: the inputs of step `t + PF` (q, k, v, g, beta: none depends on the state) are
+    /// loaded while step `t` computes and carried from step to step, so a step no longer starts
+    /// with a memory round trip; 0 loads them at the step. `PT` = 1: those loads go through TMA
+    /// (as the step's own loads), 0: plain loads into registers (`ld1`/`ld3`).
     #[cutile::entry(unchecked_accesses = true)]
     unsafe fn gated_delta_rule<
         E: ElementType,
@@ -36,6 +42,8 @@ pub mod portbench_gdr {
         const FINAL: i32,
         const L2: i32,
         const FUSE: i32,
+        const PF: i32,
+        const PT: i32,
     >(
         q: &Tensor<E, { [-1, -1, -1, -1] }>,
         k: &Tensor<E, { [-1, -1, -1, -1] }>,
@@ -70,10 +78,49 @@ pub mod portbench_gdr {
         let scale: Tile<f32, { [BK, 1] }> = broadcast_scalar(q_scale, shape![BK, 1]);
         let eps: Tile<f32, { [1, 1] }> = constant(1e-6f32, shape![1, 1]);
 
+        // The prefetched inputs: `n*` for step t + 1 (PF 1) or t + 1 and `m*` for t + 2 (PF 2);
+        // loads past the last step repeat it (their values are never used).
+        let last: i32 = steps - 1i32;
+        let mut nq: Tile<E, { [1, 1, 1, BK] }> = ld3::<E, BK, PT>(&q_p, bi, 0i32, hi, 0i32);
+        let mut nk: Tile<E, { [1, 1, 1, BK] }> = ld3::<E, BK, PT>(&k_p, bi, 0i32, hi, 0i32);
+        let mut nv: Tile<E, { [1, 1, 1, BV] }> = ld3::<E, BV, PT>(&v_p, bi, 0i32, hi, vi);
+        let mut ng: Tile<G, { [1, 1, 1] }> = ld1::<G, PT>(&g_p, bi, 0i32, hi);
+        let mut nb: Tile<E, { [1, 1, 1] }> = ld1::<E, PT>(&b_p, bi, 0i32, hi);
+        let t1: i32 = min(1i32, last);
+        let mut mq: Tile<E, { [1, 1, 1, BK] }> = ld3::<E, BK, PT>(&q_p, bi, t1, hi, 0i32);
+        let mut mk: Tile<E, { [1, 1, 1, BK] }> = ld3::<E, BK, PT>(&k_p, bi, t1, hi, 0i32);
+        let mut mv: Tile<E, { [1, 1, 1, BV] }> = ld3::<E, BV, PT>(&v_p, bi, t1, hi, vi);
+        let mut mg: Tile<G, { [1, 1, 1] }> = ld1::<G, PT>(&g_p, bi, t1, hi);
+        let mut mb: Tile<E, { [1, 1, 1] }> = ld1::<E, PT>(&b_p, bi, t1, hi);
+
         for t in 0i32..steps {
-            let qt: Tile<E, { [1, 1, 1, BK] }> = q_p.load([bi, t, hi, 0i32]);
+            let qt: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nq } else { q_p.load([bi, t, hi, 0i32]) };
+            let kt: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nk } else { k_p.load([bi, t, hi, 0i32]) };
+            let vt: Tile<E, { [1, 1, 1, BV] }> = if PF > 0i32 { nv } else { v_p.load([bi, t, hi, vi]) };
+            let gt: Tile<G, { [1, 1, 1] }> = if PF > 0i32 { ng } else { g_p.load([bi, t, hi]) };
+            let bt: Tile<E, { [1, 1, 1] }> = if PF > 0i32 { nb } else { b_p.load([bi, t, hi]) };
+            if PF == 1i32 {
+                let tn: i32 = min(t + 1i32, last);
+                nq = ld3::<E, BK, PT>(&q_p, bi, tn, hi, 0i32);
+                nk = ld3::<E, BK, PT>(&k_p, bi, tn, hi, 0i32);
+                nv = ld3::<E, BV, PT>(&v_p, bi, tn, hi, vi);
+                ng = ld1::<G, PT>(&g_p, bi, tn, hi);
+                nb = ld1::<E, PT>(&b_p, bi, tn, hi);
+            }
+            if PF == 2i32 {
+                let tn: i32 = min(t + 2i32, last);
+                nq = mq;
+                nk = mk;
+                nv = mv;
+                ng = mg;
+                nb = mb;
+                mq = ld3::<E, BK, PT>(&q_p, bi, tn, hi, 0i32);
+                mk = ld3::<E, BK, PT>(&k_p, bi, tn, hi, 0i32);
+                mv = ld3::<E, BV, PT>(&v_p, bi, tn, hi, vi);
+                mg = ld1::<G, PT>(&g_p, bi, tn, hi);
+                mb = ld1::<E, PT>(&b_p, bi, tn, hi);
+            }
             let mut qf: Tile<f32, { [BK, 1] }> = convert_tile(qt.reshape(shape![BK, 1]));
-            let kt: Tile<E, { [1, 1, 1, BK] }> = k_p.load([bi, t, hi, 0i32]);
             let mut kf: Tile<f32, { [BK, 1] }> = convert_tile(kt.reshape(shape![BK, 1]));
             if L2 == 1i32 {
                 let qq: Tile<f32, { [1] }> = reduce_sum(qf * qf, 0i32);
@@ -84,15 +131,14 @@ pub mod portbench_gdr {
                 kf = kf * kn.broadcast(shape![BK, 1]);
             }
             qf = qf * scale;
-            let vt: Tile<E, { [1, 1, 1, BV] }> = v_p.load([bi, t, hi, vi]);
             let vf: Tile<f32, { [1, BV] }> = convert_tile(vt.reshape(shape![1, BV]));
-            let gt: Tile<G, { [1, 1, 1] }> = g_p.load([bi, t, hi]);
             let gf: Tile<f32, { [1, 1] }> = convert_tile(gt.reshape(shape![1, 1]));
-            let bt: Tile<E, { [1, 1, 1] }> = b_p.load([bi, t, hi]);
             let bf: Tile<f32, { [1, 1] }> = convert_tile(bt.reshape(shape![1, 1]));
 
             let decay: Tile<f32, { [1, 1] }> = exp(gf);
-            s = s * decay.broadcast(shape![BK, BV]);
+            if FUSE < 3i32 {
+                s = s * decay.broadcast(shape![BK, BV]);
+            }
             let kb: Tile<f32, { [BK, BV] }> = kf.broadcast(shape![BK, BV]);
             let bb: Tile<f32, { [1, BV] }> = bf.broadcast(shape![1, BV]);
             let of: Tile<f32, { [1, BV] }> = if FUSE == 0i32 {
@@ -106,6 +152,8 @@ pub mod portbench_gdr {
                 // k . q does not depend on the state.
                 let kq: Tile<f32, { [1] }> = reduce_sum(kf * qf, 0i32);
                 let kq: Tile<f32, { [1, BV] }> = kq.reshape(shape![1, 1]).broadcast(shape![1, BV]);
+                let i0: Tile<i32, { [] }> = scalar_to_tile(0i32);
+                let i1: Tile<i32, { [] }> = scalar_to_tile(1i32);
                 let red: Tile<f32, { [2, BV] }> = if FUSE == 2i32 {
                     let a: Tile<f32, { [1, BK, BV] }> = (s * kb).reshape(shape![1, BK, BV]);
                     let b: Tile<f32, { [1, BK, BV] }> = (s * qb).reshape(shape![1, BK, BV]);
@@ -118,13 +166,23 @@ pub mod portbench_gdr {
                     let r: Tile<f32, { [2, BV] }> = cat(a.reshape(shape![1, BV]), b.reshape(shape![1, BV]), 0i32);
                     r
                 };
-                let i0: Tile<i32, { [] }> = scalar_to_tile(0i32);
-                let i1: Tile<i32, { [] }> = scalar_to_tile(1i32);
                 let kv: Tile<f32, { [1, BV] }> = extract(red, [i0, i0]);
                 let sq: Tile<f32, { [1, BV] }> = extract(red, [i1, i0]);
-                let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
-                s = s + kb * delta.broadcast(shape![BK, BV]);
-                sq + delta * kq
+                if FUSE == 3i32 {
+                    // The decay applied to the two reduced rows instead of the whole state, and
+                    // folded into the update: S' = S exp(g) + k delta^T as one fma per element.
+                    let d: Tile<f32, { [1, BV] }> = decay.broadcast(shape![1, BV]);
+                    let kv: Tile<f32, { [1, BV] }> = kv * d;
+                    let sq: Tile<f32, { [1, BV] }> = sq * d;
+                    let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
+                    let step: Tile<f32, { [BK, BV] }> = kb * delta.broadcast(shape![BK, BV]);
+                    s = fma(s, decay.broadcast(shape![BK, BV]), step, rounding::NearestEven, ftz::Disabled);
+                    sq + delta * kq
+                } else {
+                    let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
+                    s = s + kb * delta.broadcast(shape![BK, BV]);
+                    sq + delta * kq
+                }
             };
             let ot: Tile<E, { [1, BV] }> = convert_tile(of);
             let ot: Tile<E, { [1, 1, 1, BV] }> = ot.reshape(shape![1, 1, 1, BV]);
@@ -135,6 +193,29 @@ pub mod portbench_gdr {
             let mut final_p: PartitionMut<f32, { [1, 1, BK, BV] }> = unsafe { final_state.partition_full_mut(shape![1, 1, BK, BV]) };
             let st: Tile<f32, { [1, 1, BK, BV] }> = s.reshape(shape![1, 1, BK, BV]);
             unsafe { store_view_tko_mut(&mut final_p, st, [bi, hi, 0i32, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+
+    /// A `[1, 1, 1, W]` row of a `[B, T, H, W]` tensor, through TMA (`TMA` = 1) or as a plain
+    /// load into registers (0).
+    fn ld3<E: ElementType, const W: i32, const TMA: i32>(p: &Partition<E, { [1, 1, 1, W] }>, b: i32, t: i32, h: i32, c: i32) -> Tile<E, { [1, 1, 1, W] }> {
+        if TMA == 1i32 {
+            let r: Tile<E, { [1, 1, 1, W] }> = load_view_tko(p, [b, t, h, c], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            r
+        } else {
+            let r: Tile<E, { [1, 1, 1, W] }> = load_view_tko(p, [b, t, h, c], ordering::Weak, scope::TileBlock, None, tma::Disabled);
+            r
+        }
+    }
+
+    /// One element of a `[B, T, H]` tensor (see [`ld3`]).
+    fn ld1<E: ElementType, const TMA: i32>(p: &Partition<E, { [1, 1, 1] }>, b: i32, t: i32, h: i32) -> Tile<E, { [1, 1, 1] }> {
+        if TMA == 1i32 {
+            let r: Tile<E, { [1, 1, 1] }> = load_view_tko(p, [b, t, h], ordering::Weak, scope::TileBlock, None, tma::Enabled);
+            r
+        } else {
+            let r: Tile<E, { [1, 1, 1] }> = load_view_tko(p, [b, t, h], ordering::Weak, scope::TileBlock, None, tma::Disabled);
+            r
         }
     }
 

@@ -44,25 +44,38 @@ pub struct GdrTiles {
     /// The sequential kernel's `FUSE`: 0 tilegym's step (the output reduced from the updated
     /// state), 1 both reductions from the decayed state, 2 those as one reduction.
     pub fuse: i32,
+    /// The sequential kernel's `PF`: how many steps ahead its inputs are loaded (0: at the step).
+    pub prefetch: i32,
+    /// The sequential kernel's `PT`: the prefetched loads go through TMA (else plain loads).
+    pub prefetch_tma: bool,
 }
 
 impl GdrTiles {
     /// The variant name: its knobs, the same plan in every configuration.
     pub fn name(&self) -> String {
+        let pf = match (self.prefetch, self.prefetch_tma) {
+            (0, _) => String::new(),
+            (p, false) => format!("_p{p}"),
+            (p, true) => format!("_p{p}t"),
+        };
         match (self.chunk, self.fuse) {
-            (0, 0) => format!("bv{}_o{}", self.bv, self.occupancy),
-            (0, f) => format!("bv{}_o{}_f{f}", self.bv, self.occupancy),
+            (0, 0) => format!("bv{}_o{}{pf}", self.bv, self.occupancy),
+            (0, f) => format!("bv{}_o{}_f{f}{pf}", self.bv, self.occupancy),
             (c, _) => format!("chunked_c{c}_bv{}_o{}", self.bv, self.occupancy),
         }
     }
 }
 
 const fn tiles(bv: i64, occupancy: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0, fuse: 0 }
+    GdrTiles { bv, occupancy, chunk: 0, fuse: 0, prefetch: 0, prefetch_tma: false }
 }
 
 const fn fused(bv: i64, occupancy: i32, fuse: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0, fuse }
+    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch: 0, prefetch_tma: false }
+}
+
+const fn prefetched(bv: i64, occupancy: i32, fuse: i32, prefetch: i32, prefetch_tma: bool) -> GdrTiles {
+    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch, prefetch_tma }
 }
 
 /// Tokens per chunk of the chunked variant (tilegym's chunk_size in the suite).
@@ -70,7 +83,9 @@ pub const CHUNK: i64 = 64;
 
 /// tilegym's untuned plan first, then the state tiles its autotuner tries, then the chunked
 /// kernel (64-token chunks, 64 state columns a block, occupancy 1), then the fused steps of the
-/// tiles that were fastest on the H200 (64 for chunk's 128 heads, 16 for recurrent's 8).
+/// tiles that were fastest on the H200 (64 for chunk's 128 heads, 16 for recurrent's 8), then
+/// those and 32 columns at occupancy 4 (one wave of 512 blocks for 128 heads) with their inputs
+/// prefetched one or two steps ahead.
 pub fn candidates_list() -> Vec<GdrTiles> {
     vec![
         tiles(64, 2),
@@ -79,12 +94,25 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         tiles(16, 4),
         tiles(8, 4),
         tiles(8, 6),
-        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK, fuse: 0 },
+        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK, fuse: 0, prefetch: 0, prefetch_tma: false },
         fused(64, 2, 1),
         fused(64, 2, 2),
         fused(32, 2, 2),
         fused(16, 2, 1),
         fused(16, 2, 2),
+        prefetched(64, 2, 1, 1, false),
+        prefetched(64, 2, 1, 2, false),
+        prefetched(64, 2, 1, 1, true),
+        prefetched(32, 4, 1, 1, false),
+        prefetched(32, 4, 1, 1, true),
+        prefetched(16, 2, 0, 1, false),
+        prefetched(16, 2, 0, 2, false),
+        prefetched(16, 2, 0, 1, true),
+        prefetched(8, 4, 0, 2, false),
+        fused(64, 2, 3),
+        prefetched(64, 2, 3, 1, true),
+        prefetched(32, 4, 3, 1, true),
+        prefetched(16, 2, 3, 1, true),
     ]
 }
 
@@ -201,9 +229,14 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
             json!(match t.fuse {
                 0 => "o = S^T q after the update (tilegym's)",
                 1 => "o = S'^T q + delta (k.q): both reductions from the decayed state S'",
+                3 => "o = S'^T q + delta (k.q), both reductions from S scaled by exp(g) afterwards, S' = S exp(g) + k delta^T as one fma",
                 _ => "o = S'^T q + delta (k.q), S'^T k and S'^T q as one [2, BK, BV] reduction",
             }),
         );
+        tuning.insert("prefetch_steps".into(), json!(t.prefetch));
+        if t.prefetch > 0 {
+            tuning.insert("prefetch_loads".into(), json!(if t.prefetch_tma { "tma" } else { "plain" }));
+        }
     }
     if chunked {
         tuning.insert("chunk_size".into(), json!(chunk));
@@ -227,12 +260,14 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
             .chain([bk.to_string(), bv.to_string()])
             .chain(flags.clone())
             .chain((t.chunk == 0).then(|| t.fuse.to_string()))
+            .chain((t.chunk == 0).then(|| t.prefetch.to_string()))
+            .chain((t.chunk == 0).then(|| i32::from(t.prefetch_tma).to_string()))
             .collect(),
         tensors,
         args,
         grid: grid_of(&[s.b * s.h, s.v], &[1, bv])?,
         stem: format!(
-            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}{}",
+            "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}{}{}",
             if t.chunk > 0 { format!("c{}", t.chunk) } else { String::new() },
             s.elem,
             s.g_elem,
@@ -240,7 +275,8 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
             flags[1],
             flags[2],
             t.occupancy,
-            if t.fuse > 0 { format!("_f{}", t.fuse) } else { String::new() }
+            if t.fuse > 0 { format!("_f{}", t.fuse) } else { String::new() },
+            if t.prefetch > 0 { format!("_p{}{}", t.prefetch, if t.prefetch_tma { "t" } else { "" }) } else { String::new() }
         ),
         variant: t.name(),
         occupancy: Some(t.occupancy),
@@ -300,7 +336,7 @@ mod tests {
     fn binds_the_reference_tensors_in_order() {
         let p = default_plan("recurrent_gated_delta_rule", &cfg(128, json!({})));
         assert_eq!(p.grid, [8, 2, 1]);
-        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "0"]);
+        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "0", "0", "0"]);
         assert_eq!(p.variant, "bv64_o2");
         let ps = entry_params(&p.args);
         // q, k, v, o: 1 + 4 + 4; g, beta: 1 + 3 + 3; two states 1 + 4 + 4; q_scale.
@@ -321,7 +357,7 @@ mod tests {
     #[test]
     fn optional_tensors_follow_the_flags() {
         let p = default_plan("recurrent_gated_delta_rule", &cfg(64, json!({"use_init": true, "out_final": false, "use_l2": true, "g_dtype": "float32"})));
-        assert_eq!(p.generics, ["bf16", "f32", "128", "64", "1", "0", "1", "0"]);
+        assert_eq!(p.generics, ["bf16", "f32", "128", "64", "1", "0", "1", "0", "0", "0"]);
         let ps = entry_params(&p.args);
         assert_eq!(ps[50].param, Param::Ptr { tensor: "initial_state".into() });
         assert_eq!(ps[59].param, Param::Null);
@@ -335,8 +371,11 @@ mod tests {
         // V 24 -> at most 32 columns a block: 64 is refused, 32 is the default.
         assert_eq!(
             cands.names(),
-            ["bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "bv32_o2_f2", "bv16_o2_f1", "bv16_o2_f2"],
-            "V 24: no chunked or fused plan of 64 columns"
+            [
+                "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "bv32_o2_f2", "bv16_o2_f1", "bv16_o2_f2", "bv32_o4_f1_p1", "bv32_o4_f1_p1t",
+                "bv16_o2_p1", "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t"
+            ],
+            "V 24: no chunked, fused or prefetching plan of 64 columns"
         );
         assert_eq!(cands.plans[0].generics[2], "64");
         assert_eq!(cands.plans[0].grid, [8, 1, 1]);
@@ -354,6 +393,26 @@ mod tests {
         // Same parameters as the sequential kernel.
         assert_eq!(entry_params(&p.args), entry_params(&cands.plans[0].args));
         assert_eq!(cands.plans[0].kernel, "gated_delta_rule", "the sequential kernel stays the default");
+    }
+
+    #[test]
+    fn the_prefetching_variants() {
+        let c = cfg(100, json!({}));
+        let cands = candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        // PF and PT are the last two generics; the stem and the recorded choice name them.
+        let p = cands.find("bv64_o2_f1_p1t").expect("prefetch variant");
+        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "1", "1", "1"]);
+        assert!(p.stem.ends_with("_o2_f1_p1t"), "{}", p.stem);
+        assert_eq!((p.tuning["prefetch_steps"].clone(), p.tuning["prefetch_loads"].clone()), (json!(1), json!("tma")));
+        // Two steps ahead through TMA does not compile (tileiras 13.4.92: "failed to compile Tile IR program").
+        assert!(cands.find("bv64_o2_f1_p2t").is_none());
+        let q = cands.find("bv32_o4_f1_p1").expect("prefetch variant");
+        assert_eq!((q.grid, q.occupancy), ([8, 4, 1], Some(4)));
+        assert_eq!(q.generics[8..], ["1", "0"]);
+        assert_eq!(q.tuning["prefetch_loads"], json!("plain"));
+        // The default loads at the step.
+        assert_eq!(cands.plans[0].tuning["prefetch_steps"], json!(0));
+        assert!(cands.plans[0].tuning.get("prefetch_loads").is_none());
     }
 
     #[test]
