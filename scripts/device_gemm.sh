@@ -27,9 +27,10 @@
 #   tar -cJf bundles-gemm.tar.xz bundles-gemm
 # Then through the device tool, carrying bundles-gemm.tar.xz:  bash scripts/device_gemm.sh
 #
-# Env: PORTBENCH_GEMM_DIR (bundle folders, default bundles-gemm), PORTBENCH_GEMM_STEPS (default
+# Env: PORTBENCH_GEMM_DIR (bundle folders, default bundles-gemm), PORTBENCH_GEMM_SUITE (the suite of
+# the run and cuBLAS; default scripts/gemm_suite.py's), PORTBENCH_GEMM_STEPS (default
 # "build run check tune cublas"), PORTBENCH_GEMM_BUDGET (seconds for the whole call, default 470),
-# PORTBENCH_GEMM_RUNS (default 4), PORTBENCH_GEMM_RUN_DEVICES (e.g. 0,1; default 0),
+# PORTBENCH_GEMM_RUNS (default 4), PORTBENCH_GEMM_RUN_SHARE (the run's percent of a shared device, default 50), PORTBENCH_GEMM_RUN_DEVICES (e.g. 0,1; default 0),
 # PORTBENCH_GEMM_TUNE_DEVICES and PORTBENCH_GEMM_AUX_DEVICE (check and cuBLAS; defaults: the run's
 # first device), PORTBENCH_GEMM_FILTER (a --filter regex for the run, default all). Steps on
 # disjoint devices run at the same time, steps sharing a device one after another with shares of
@@ -75,7 +76,13 @@ if has build; then
   echo "built in $(( $(date +%s) - START )) s"
 fi
 [[ -x "$BIN" ]] || { echo "no $BIN: run with the build step"; exit 1; }
-python3 scripts/gemm_suite.py "$OUT/gemm.json" || exit 1
+# PORTBENCH_GEMM_SUITE: a suite of one's own (e.g. only the configurations of the TFLOP/s
+# table) for the run and cuBLAS, instead of the whole GEMM suite.
+if [[ -n "${PORTBENCH_GEMM_SUITE:-}" ]]; then
+  cp "$PORTBENCH_GEMM_SUITE" "$OUT/gemm.json" || exit 1
+else
+  python3 scripts/gemm_suite.py "$OUT/gemm.json" || exit 1
+fi
 
 # Device lanes: steps on disjoint devices run at the same time; steps sharing a device run one
 # after another with shares of the budget. The run is one lane when its devices are its own;
@@ -85,8 +92,11 @@ REMAIN=$(( $(left) - 25 ))   # room for the report, the table and the archive
 run_alone=1 side_alone=1
 { overlap "$RUN_DEV" "$TUNE_DEV" || overlap "$RUN_DEV" "$AUX_DEV"; } && run_alone=0
 overlap "$TUNE_DEV" "$AUX_DEV" && side_alone=0
-if (( run_alone )); then T_RUN=$REMAIN SIDE=$REMAIN; else T_RUN=$(( REMAIN * 50 / 100 )) SIDE=$(( REMAIN * 50 / 100 )); fi
-if (( side_alone )); then T_TUNE=$SIDE T_AUX=$SIDE; else T_TUNE=$(( SIDE * 55 / 100 )) T_AUX=$(( SIDE * 45 / 100 )); fi
+# PORTBENCH_GEMM_RUN_SHARE: the run's percent of the time when it shares its device (default 50).
+SHARE="${PORTBENCH_GEMM_RUN_SHARE:-50}"
+if (( run_alone )); then T_RUN=$REMAIN SIDE=$REMAIN; else T_RUN=$(( REMAIN * SHARE / 100 )) SIDE=$(( REMAIN * (100 - SHARE) / 100 )); fi
+# Tune and aux on one device split its share, unless one of them has no step in this call.
+if (( side_alone )) || ! has tune || ! { has check || has cublas; }; then T_TUNE=$SIDE T_AUX=$SIDE; else T_TUNE=$(( SIDE * 55 / 100 )) T_AUX=$(( SIDE * 45 / 100 )); fi
 echo "budget: ${REMAIN} s left: run ${T_RUN} s on $RUN_DEV$( (( run_alone )) || echo ' (then the rest)'), tune ${T_TUNE} s on $TUNE_DEV, check+cuBLAS ${T_AUX} s on $AUX_DEV$( (( side_alone )) && echo ' (side by side)' || echo ' (one after the other)')"
 
 lane_run() {
