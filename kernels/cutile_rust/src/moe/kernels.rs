@@ -245,6 +245,22 @@ pub mod portbench_moe {
         }
     }
 
+    /// The `(sorted block, column tile)` of this tile block in the grouped GEMMs' 1-D grid:
+    /// `ceil(max_padded / BM) * ceil(n / BN)` blocks in groups of `GROUP_M` block rows
+    /// (tilegym's `_fused_moe_kernel` order).
+    fn grouped_tile<const BM: i32, const BN: i32, const GROUP_M: i32>(sorted_token_ids: &Tensor<i32, { [-1] }>, n: i32) -> (i32, i32) {
+        let em: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
+        let tiles_m: i32 = (em + BM - 1i32) / BM;
+        let tiles_n: i32 = (n + BN - 1i32) / BN;
+        let bid: i32 = get_tile_block_id().0;
+        let in_group: i32 = GROUP_M * tiles_n;
+        let first_m: i32 = (bid / in_group) * GROUP_M;
+        let rows_in: i32 = min(tiles_m - first_m, GROUP_M);
+        let tm: i32 = first_m + (bid % in_group) % rows_in;
+        let tn: i32 = (bid % in_group) / rows_in;
+        (tm, tn)
+    }
+
     /// One `BM x BN` tile of `C[id] = A[id / TOPK] W[e]^T (x topk_weights[id] with MUL = 1)`
     /// for the ids of sorted block `tm` (all of expert `e = expert_ids[tm]`): tilegym's
     /// `_fused_moe_kernel`, 1-D grid of `ceil(max_padded / BM) * ceil(N / BN)` blocks in groups
@@ -278,15 +294,7 @@ pub mod portbench_moe {
         // 16 bytes at a time (LDGSTS.128 / STG.128) instead of one element per instruction.
         let n: i32 = NC;
         let k: i32 = KA;
-        let em: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
-        let tiles_m: i32 = (em + BM - 1i32) / BM;
-        let tiles_n: i32 = (n + BN - 1i32) / BN;
-        let bid: i32 = get_tile_block_id().0;
-        let in_group: i32 = GROUP_M * tiles_n;
-        let first_m: i32 = (bid / in_group) * GROUP_M;
-        let rows_in: i32 = min(tiles_m - first_m, GROUP_M);
-        let tm: i32 = first_m + (bid % in_group) % rows_in;
-        let tn: i32 = (bid % in_group) / rows_in;
+        let (tm, tn): (i32, i32) = grouped_tile::<BM, BN, GROUP_M>(sorted_token_ids, n);
 
         let total_p: Partition<i32, { [1] }> = num_tokens_post_padded.partition(shape![1]);
         let total_t: Tile<i32, { [1] }> = total_p.load([0i32]);
@@ -430,15 +438,7 @@ pub mod portbench_moe {
         numel: i32,
     ) {
         let n: i32 = NC;
-        let em: i32 = get_shape_dim(sorted_token_ids.shape(), 0i32);
-        let tiles_m: i32 = (em + BM - 1i32) / BM;
-        let tiles_n: i32 = (n + BN - 1i32) / BN;
-        let bid: i32 = get_tile_block_id().0;
-        let in_group: i32 = GROUP_M * tiles_n;
-        let first_m: i32 = (bid / in_group) * GROUP_M;
-        let rows_in: i32 = min(tiles_m - first_m, GROUP_M);
-        let tm: i32 = first_m + (bid % in_group) % rows_in;
-        let tn: i32 = (bid % in_group) / rows_in;
+        let (tm, tn): (i32, i32) = grouped_tile::<BM, BN, GROUP_M>(sorted_token_ids, n);
         let live: i32 = block_live::<BM>(num_tokens_post_padded, tm);
         let ex_p: Partition<i32, { [1] }> = expert_ids.partition(shape![1]);
         let ex_t: Tile<i32, { [1] }> = ex_p.load([tm]);
