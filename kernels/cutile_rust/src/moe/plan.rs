@@ -366,6 +366,12 @@ fn scratch_view(name: &str, shape: &[i64], partition: Option<Vec<i64>>) -> Kerne
     KernelArg::Scratch { name: name.into(), shape: t.shape, strides: t.strides, partition }
 }
 
+/// A kernel parameter named like `view` that sees the plan's scratch buffer `scratch` through
+/// `view`'s extents and strides.
+fn scratch_as(scratch: &str, view: &TensorLayout, partition: Option<Vec<i64>>) -> KernelArg {
+    KernelArg::ScratchAs { name: view.name.clone(), scratch: scratch.into(), shape: view.shape.clone(), strides: view.strides.clone(), partition }
+}
+
 fn stage(kernel: &'static str, elem: &'static str, generics: Vec<String>, tensors: Vec<TensorLayout>, args: Vec<KernelArg>, grid: [u32; 3], stem: String, variant: &str, tuning: Map<String, Value>) -> Plan {
     let mut tuning = tuning;
     tuning.insert("kernel".into(), json!(kernel));
@@ -397,7 +403,7 @@ fn gemm_stage(x: &MoeShape, k: MoeKnobs, w: &str, n: i64, kk: i64, io: GemmIo, c
         GemmIo::Gathered { a, .. } => a.clone(),
         GemmIo::Sorted { a, .. } => {
             let at = TensorLayout::contiguous("a", &[max_padded, kk], x.bytes);
-            let arg = KernelArg::ScratchAs { name: "a".into(), scratch: (*a).into(), shape: at.shape.clone(), strides: at.strides.clone(), partition: None };
+            let arg = scratch_as(a, &at, None);
             tensors.insert(0, at);
             arg
         }
@@ -456,8 +462,8 @@ fn gathered_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_b
     let xs = TensorLayout::contiguous("x", &[numel, 2, x.i], x.bytes);
     let ys = TensorLayout::contiguous("y", &[numel, x.i], x.bytes);
     let silu_args = vec![
-        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
-        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: Some(vec![br, bh]) },
+        scratch_as("cache1", &xs, None),
+        scratch_as("cache2", &ys, Some(vec![br, bh])),
     ];
     let mut st = Map::new();
     st.insert("block_rows".into(), json!(br));
@@ -489,7 +495,7 @@ fn sorted_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_blo
     let a_sorted = TensorLayout::contiguous("a_sorted", &[max_padded, x.h], x.bytes);
     let gather_args = vec![
         KernelArg::RawPtr { name: "a".into(), tensor: "hidden_states".into() },
-        KernelArg::ScratchAs { name: "a_sorted".into(), scratch: "a_sorted".into(), shape: a_sorted.shape.clone(), strides: a_sorted.strides.clone(), partition: None },
+        scratch_as("a_sorted", &a_sorted, None),
         scratch_view("sorted_token_ids", &[max_padded], None),
         scratch_view("num_tokens_post_padded", &[1], None),
         lit_i32("numel", numel),
@@ -520,8 +526,8 @@ fn sorted_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_blo
     let xs = TensorLayout::contiguous("x", &[max_padded, 2, x.i], x.bytes);
     let ys = TensorLayout::contiguous("y", &[max_padded, x.i], x.bytes);
     let silu_args = vec![
-        KernelArg::ScratchAs { name: "x".into(), scratch: "cache1".into(), shape: xs.shape.clone(), strides: xs.strides.clone(), partition: None },
-        KernelArg::ScratchAs { name: "y".into(), scratch: "cache2".into(), shape: ys.shape.clone(), strides: ys.strides.clone(), partition: None },
+        scratch_as("cache1", &xs, None),
+        scratch_as("cache2", &ys, None),
         scratch_view("num_tokens_post_padded", &[1], None),
     ];
     let mut st = Map::new();
@@ -595,7 +601,7 @@ fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     let c3 = TensorLayout::contiguous("x", &[x.m, x.topk, x.h], x.bytes);
     let out = TensorLayout::contiguous("y", &[x.m, x.h], x.bytes);
     let sum_args = vec![
-        KernelArg::ScratchAs { name: "x".into(), scratch: "cache3".into(), shape: c3.shape.clone(), strides: c3.strides.clone(), partition: None },
+        scratch_as("cache3", &c3, None),
         KernelArg::ViewOf { name: "y".into(), tensor: "out".into(), shape: out.shape.clone(), strides: out.strides.clone(), partition: Some(vec![br5, bh5]) },
     ];
     let mut sm = Map::new();
