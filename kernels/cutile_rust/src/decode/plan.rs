@@ -428,6 +428,10 @@ pub struct MlaKnobs {
     pub reload_v: bool,
     /// Key tiles per split as a compile-time constant (as [`DecodeKnobs::fixed`]).
     pub fixed: bool,
+    /// The multiple of the SM count the split-KV pass's split count aims at (tilegym: 1; as
+    /// [`DecodeKnobs::waves`]): more, shorter splits, so that more blocks share an SM and one's
+    /// loads overlap another's products. mla_decoding has one split and takes 1.
+    pub waves: i64,
     /// The split-KV plan's reduce (mla_decoding has none).
     pub reduce: ReduceKnobs,
 }
@@ -436,15 +440,16 @@ impl MlaKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
         let rv = if self.reload_v { "_rv" } else { "" };
-        format!("h{}_n{}_{occ}{rv}{}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
+        let waves = if self.waves == 1 { String::new() } else { format!("_x{}", self.waves) };
+        format!("h{}_n{}_{occ}{rv}{waves}{}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
-pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, reduce: REDUCE_DEFAULT };
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 /// The split-KV pass keeps the key tile as the values: with two [128, 512] tiles per step,
 /// tileiras compiles the occupancy-2 pass to 128 threads (1 CTA/SM by shared memory).
 pub const MLA_SPLIT_DEFAULT: MlaKnobs =
-    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, reduce: REDUCE_DEFAULT };
+    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 
 /// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
 /// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
@@ -596,6 +601,7 @@ fn plan_mla_decoding(params: &Value, k: MlaKnobs) -> Result<StagedPlan> {
     let (h, d) = (x.h, x.d);
     let groups = mla_batch_groups(x.b, x.s, d, h);
     let b = x.b / groups;
+    ensure!(k.waves == 1, "mla_decoding is one split: waves {} asked", k.waves);
     let sp = Splits { splits: 1, len: ceil_div(x.s, k.bn) * k.bn };
     let o = TensorLayout::strided("o", &[b, h, 1, d], &[h * d, d, d, 1], x.bytes);
     let lse = TensorLayout::strided("lse", &[b, h, 1], &[h, 1, 1], 4);
@@ -614,7 +620,7 @@ fn plan_mla_decoding(params: &Value, k: MlaKnobs) -> Result<StagedPlan> {
 fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPlan> {
     let x = mla_shape(params, true)?;
     let (b, h, d) = (x.b, x.h, x.d);
-    let sp = mla_splits_for(b, x.s, k.bn, t.sm_count);
+    let sp = mla_splits_for(b, x.s, k.bn, k.waves * t.sm_count);
     let n = sp.splits;
     // The pass's parameter `o` sees the scratch buffer `partial_o`.
     let po = TensorLayout::contiguous("o", &[b, h, n, d], x.bytes);
@@ -630,7 +636,7 @@ fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPl
     tuning.insert("kv_len_per_split".into(), json!(sp.len));
     tuning.insert(
         "split_rule".into(),
-        json!(format!("splits = ceil(S / len), len = max({}, pow2(S / max(1, {} SMs / B)))", k.bn, t.sm_count)),
+        json!(format!("splits = ceil(S / len), len = max({}, pow2(S / max(1, {} x {} SMs / B)))", k.bn, k.waves, t.sm_count)),
     );
     tuning.insert("key_tile".into(), json!(k.bn));
     tuning.insert("qk_scale".into(), json!(x.scale * std::f64::consts::LOG2_E));
@@ -774,8 +780,18 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 MlaKnobs { occupancy: Some(2), ..MLA_DEFAULT },
                 MlaKnobs { bn: 32, ..MLA_DEFAULT },
                 MlaKnobs { reload_v: false, ..MLA_DEFAULT },
+                // One [BN, D + DPE] tile a step leaves room for a second block per SM: one's
+                // loads overlap the other's products (the one-block plans wait on each tile).
+                MlaKnobs { occupancy: Some(2), reload_v: false, ..MLA_DEFAULT },
+                MlaKnobs { bn: 32, occupancy: Some(2), ..MLA_DEFAULT },
+                MlaKnobs { bn: 32, occupancy: Some(3), reload_v: false, ..MLA_DEFAULT },
+                // 32 heads a block: each key tile read once for both head halves.
+                MlaKnobs { th: 32, ..MLA_DEFAULT },
+                MlaKnobs { th: 32, bn: 32, ..MLA_DEFAULT },
             ];
-            (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().map(|&k| plan_mla_decoding(params, k)).collect())
+            // A head tile wider than the heads would only load padding: no such alternative.
+            let h = param_i64(params, "num_heads")?;
+            (plan_mla_decoding(params, MLA_DEFAULT)?, alts.iter().filter(|k| k.th <= h).map(|&k| plan_mla_decoding(params, k)).collect())
         }
         _ => {
             let alts = [
@@ -791,6 +807,13 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 MlaKnobs { fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { fixed: true, reduce: REDUCE_NARROW_DOT, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW_DOT, ..MLA_SPLIT_DEFAULT },
+                // More, shorter splits in smaller tiles: several blocks an SM (batch 1 has one
+                // block per split), one's loads overlapping another's products.
+                MlaKnobs { waves: 2, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { waves: 2, bn: 64, fixed: true, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { waves: 2, bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { waves: 4, bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { waves: 4, bn: 32, occupancy: Some(4), fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
             ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
@@ -816,6 +839,12 @@ mod tests {
 
     fn default_plan(c: &Value) -> StagedPlan {
         candidates("flash_decode", c, Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0)
+    }
+
+    /// The candidate plan of `op` on `c` named `variant` (panics when there is none).
+    fn variant_plan(op: &str, c: &Value, variant: &str) -> StagedPlan {
+        let plans = candidates(op, c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        plans.into_iter().find(|p| p.variant == variant).unwrap_or_else(|| panic!("{op}: no variant {variant}"))
     }
 
     #[test]
@@ -980,6 +1009,14 @@ mod tests {
         assert_eq!(last[15].param, lit(256));
         assert_eq!(last[28].param, Param::PtrAt { tensor: "o".into(), offset: 768 * 16 * 512 });
         assert_eq!(last[37].param, Param::PtrAt { tensor: "lse".into(), offset: 768 * 16 });
+        // 32 heads in one block: grid (1, B, 1); 16 heads take no 32-head variant.
+        let names = |c: &Value| -> Vec<String> {
+            candidates("mla_decoding", c, Overrides::default(), &Target::h200()).unwrap().unwrap().into_iter().map(|p| p.variant).collect()
+        };
+        let wide = variant_plan("mla_decoding", &mla(128, 32, 1000), "h32_n64_nohint_rv");
+        assert_eq!((wide.stages[0].grid, wide.stages[0].generics[1].as_str()), ([1, 128, 1], "32"));
+        assert!(names(&mla(128, 16, 1000)).iter().all(|n| !n.starts_with("h32")));
+        assert!(names(&mla(128, 16, 1000)).contains(&"h16_n32_occ3".to_string()));
         assert_eq!(mla_batch_groups(1000, 8192, 512, 16), 2);
         assert_eq!(mla_batch_groups(7, 1 << 20, 512, 16), 7);
         // One batch too large for i32 indices cannot be expressed.
@@ -1001,14 +1038,15 @@ mod tests {
         assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
         assert_eq!(p.stages[1].generics, ["f16", "128", "128", "0"]);
-        let fixed = candidates("mla_decoding_split_kv", &mla_split(11049), Overrides::default(), &Target::h200())
-            .unwrap()
-            .unwrap()
-            .into_iter()
-            .find(|p| p.variant == "h16_n64_occ2_fixed")
-            .unwrap();
+        let fixed = variant_plan("mla_decoding_split_kv", &mla_split(11049), "h16_n64_occ2_fixed");
         // 128 keys a split in 64-key tiles: two, as a constant.
         assert_eq!((fixed.stages[0].grid, fixed.stages[0].generics.last().unwrap().as_str()), ([1, 1, 87], "2"));
+        // Four waves at S 31079: 528 splits aimed, len max(64, pow2(58)) = 64, 486 splits of one
+        // tile each, reduced from a 512-split tile 64 columns wide.
+        let x4 = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_occ2_x4_fixed_r64o2");
+        assert_eq!((x4.tuning["num_kv_splits"].clone(), x4.tuning["kv_len_per_split"].clone()), (json!(486), json!(64)));
+        assert_eq!(x4.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 486]), ("splitk_reduce", [1, 16, 8])]);
+        assert_eq!((x4.stages[0].generics.last().unwrap().as_str(), x4.stages[1].generics[1].as_str()), ("1", "512"));
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });
