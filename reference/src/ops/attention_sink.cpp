@@ -84,14 +84,21 @@ class attention_sink final : public unit_operator {
   [[nodiscard]] cost_model cost(const config& c) const override {
     const params p(c, m_decode);
     double pairs = 0;  // visible (query, key) pairs
+    // Keys no query attends need not be read: the minimum bytes hold K and V rows [lo, hi) only
+    // (a decode query with a 128-key window reads 128 rows, not the whole cache).
+    std::int64_t lo = p.skv, hi = 0;
     for (std::int64_t i = 0; i < p.sq; ++i) {
       const std::int64_t pos = p.start_q + i;
       const std::int64_t j1 = std::min(pos + 1, p.skv);
       const std::int64_t j0 = p.window > 0 ? std::max<std::int64_t>(0, pos - p.window + 1) : 0;
       pairs += static_cast<double>(std::max<std::int64_t>(0, j1 - j0));
+      if (j1 > j0) {
+        lo = std::min(lo, j0);
+        hi = std::max(hi, j1);
+      }
     }
     const double qo = 2.0 * static_cast<double>(p.b * p.sq * p.heads() * p.d);
-    const double kv = 2.0 * static_cast<double>(p.b * p.skv * p.hkv * p.d);
+    const double kv = 2.0 * static_cast<double>(p.b * std::max<std::int64_t>(0, hi - lo) * p.hkv * p.d);
     return {bytes_of(p.type, qo + kv + static_cast<double>(p.heads())),
             4.0 * static_cast<double>(p.b * p.heads()) * pairs * static_cast<double>(p.d)};
   }

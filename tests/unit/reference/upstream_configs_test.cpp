@@ -87,6 +87,18 @@ TEST(upstream_configs, rope_moves_only_the_rotated_columns) {
   EXPECT_DOUBLE_EQ(rope.cost(c).bytes_moved, 2.0 * (2 * rotated + tables));
 }
 
+TEST(upstream_configs, windowed_decode_reads_only_the_window) {
+  // attention_sink_decode, 64 heads (8 kv heads x 8) of 64, bf16: q and o, the 64 sinks, and K
+  // and V of the keys attended: all 31079 without a window, the last 128 with one.
+  const auto& op = pr::find_operator("attention_sink_decode");
+  pr::config c{"attention_sink_decode", {{"batch", std::int64_t{1}}, {"num_keys", std::int64_t{31079}}, {"num_kv_heads", std::int64_t{8}},
+                                         {"num_kv_groups", std::int64_t{8}}, {"head_dim", std::int64_t{64}}, {"dtype", std::string("bfloat16")}}};
+  const double qo_sinks = 2.0 * 64 * 64 + 64;
+  EXPECT_DOUBLE_EQ(op.cost(c).bytes_moved, 2.0 * (qo_sinks + 2.0 * 31079 * 8 * 64));
+  c.params["sliding_window"] = std::int64_t{128};
+  EXPECT_DOUBLE_EQ(op.cost(c).bytes_moved, 2.0 * (qo_sinks + 2.0 * 128 * 8 * 64));
+}
+
 // configs/tilegym.json: every configuration builds tensors and a cost; only the two operators
 // upstream never benchmarks carry portbench-defined configurations, each marked as such, and
 // their references verify their own output (moe_align_block exactly, at every shape).
