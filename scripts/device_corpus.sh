@@ -6,7 +6,8 @@
 # `scripts/export_bundles.sh configs/tilegym.json bundles-tilegym`), cuTile Python -> Triton on
 # the largest configuration of each operator (configs/largest.json), the per-operator report,
 # where the workers' time went, and the achieved bandwidth of the fastest front end on the
-# largest configurations against the measured copy bandwidth.
+# three largest configurations of each operator (the port issues' figure) against the measured copy
+# bandwidth.
 # Usage: scripts/device_corpus.sh OUTDIR [RUNS]
 # Env: PORTBENCH_DEVICES (e.g. 0,1: one worker per GPU), PORTBENCH_CORPUS_TIMEOUT (s, default 420),
 # PORTBENCH_CORPUS_BUDGET (s: `run --budget`, no run starts after it; 0 = none),
@@ -82,7 +83,7 @@ time_largest() {   # FOLDER NAME
 "$BIN" cost --suite configs/tilegym.json > "$OUT/cost.jsonl"
 COPY=$(python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
 # shellcheck disable=SC2046
-python3 scripts/bandwidth_table.py "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$RESULTS" "$OUT"/largest_*.h5 2>/dev/null)
+python3 scripts/bandwidth_table.py --top 3 "$OUT/cost.jsonl" "${COPY:-0}" $(ls "$RESULTS" "$OUT"/largest_*.h5 2>/dev/null)
 # Configurations too small to approach the copy asymptote (swiglu's only one moves 393 KB): the
 # bandwidth a copy of the same bytes reaches, timed on the device as portbench times kernels.
 SMALL=$("$BIN" cost --suite configs/largest.json | python3 -c '
