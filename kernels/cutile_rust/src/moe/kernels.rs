@@ -217,7 +217,7 @@ pub mod portbench_moe {
         // The padded total, once (block 0: a loop of one or no trips, no branch).
         let mut total_p: PartitionMut<i32, { [1] }> = unsafe { num_tokens_post_padded.partition_full_mut(shape![1]) };
         let once: i32 = 1i32 - min(p, 1i32);
-        for k0 in 0i32..once {
+        for _once in 0i32..once {
             unsafe { store_view_tko_mut(&mut total_p, sum, [0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
         }
 
