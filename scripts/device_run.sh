@@ -11,7 +11,8 @@
 # operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
 # PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (cuBLAS and Triton
 # fp16/bf16 product sums against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT,
-# _RUNS), PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices); PORTBENCH_SKIP_TESTS
+# _RUNS), PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices), PORTBENCH_VARIANTS_SUITE
+# (every variant's numerics in _DIRS on that suite); PORTBENCH_SKIP_TESTS
 # skips the gpu tests.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -147,6 +148,33 @@ if [[ -n "${PORTBENCH_CHECK_DIRS:-}" ]]; then
   awk 'NF > 4 && $1 != "frontend" && $1 != "device" {n[$1 " " $2 " " $4]++} END {for (k in n) print k, n[k]}' \
     "$OUT/check_dirs.txt" | sort
   grep -E ' (FAIL|ERROR|NOT_CHECKED|NOT_RUN|CRASH|HANG) ' "$OUT/check_dirs.txt" | cut -c1-220 | head -20
+fi
+if [[ -n "${PORTBENCH_VARIANTS_SUITE:-}" ]]; then
+  # Every tuning variant of some bundle folders on a small suite (edge shapes: odd lengths, padded
+  # heads, optional tensors), through `tune`, which checks each variant's numerics before timing it.
+  read -ra vdirs <<< "${PORTBENCH_VARIANTS_DIRS:-}"
+  echo "== variants' numerics: ${vdirs[*]} on $PORTBENCH_VARIANTS_SUITE =="
+  cap=$(left_s "${PORTBENCH_VARIANTS_TIMEOUT:-90}")
+  timeout "$cap" "$BIN" tune "${vdirs[@]}" --suite "$PORTBENCH_VARIANTS_SUITE" --runs 1 --time-cap 0.05 --timeout 60 \
+    --budget $(( cap > 20 ? cap - 10 : 10 )) --target "${PORTBENCH_TUNE_TARGET:-h200}" \
+    --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
+    --out "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
+  echo "variants exit $?"
+  python3 - "$OUT/variants.json" <<'PY' 2>&1 | tail -40
+import json, sys
+from collections import Counter
+try:
+    choices = json.load(open(sys.argv[1]))["choices"]
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"{sys.argv[1]}: no tuning record ({e})")
+n = Counter()
+for c in choices:
+    for m in c.get("measured", []):
+        n[m.get("numerics", "NONE")] += 1
+        if m.get("numerics") != "PASS":
+            print(f"{c['op']} {c['params']} {m['variant']}: {m.get('numerics')} {m.get('status')}")
+print("variants' numerics:", dict(n))
+PY
 fi
 if [[ -n "${PORTBENCH_GEMM_PROBE:-}" ]]; then
   # How far cuBLAS's and a Triton kernel's long fp16/bf16 sums land from fp64, beside the

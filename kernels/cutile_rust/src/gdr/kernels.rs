@@ -196,6 +196,205 @@ pub mod portbench_gdr {
         }
     }
 
+    /// [`gated_delta_rule`] two tokens a step (same parameters, grid and flags). With `a_i =
+    /// exp(g_i)`, the four reductions `r = S^T [k1 k2 q1 q2]` all read the pair's starting state
+    /// `S`, so none waits on another:
+    ///   `d1 = beta1 (v1 - a1 S^T k1)`, `o1 = a1 S^T q1 + d1 (k1.q1)`,
+    ///   `d2 = beta2 (v2 - a2 (a1 S^T k2 + d1 (k1.k2)))`,
+    ///   `o2 = a1 a2 S^T q2 + a2 d1 (k1.q2) + d2 (k2.q2)`,
+    ///   `S <- a1 a2 S + k1 (a2 d1)^T + k2 d2^T` (one product and two fmas per element).
+    /// q and k enter the state products unscaled: the l2 factors and `q_scale` multiply the
+    /// reduced `[1, BV]` rows and the dot products instead of every thread's copy of the
+    /// `[BK, 1]` columns. A pair's q, k, v, g and beta are one load each (`[1, 2, 1, W]`),
+    /// zero-padded, so the second token of an odd T's last pair is the identity step
+    /// (`exp(0) = 1`, `beta = 0`: `d2 = 0`) and its output row falls outside `o` (dropped).
+    /// `PF` = 1: the next pair's inputs are loaded while this pair computes.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn gated_delta_rule_pair<
+        E: ElementType,
+        G: ElementType,
+        const BK: i32,
+        const BV: i32,
+        const INIT: i32,
+        const FINAL: i32,
+        const L2: i32,
+        const PF: i32,
+    >(
+        q: &Tensor<E, { [-1, -1, -1, -1] }>,
+        k: &Tensor<E, { [-1, -1, -1, -1] }>,
+        v: &Tensor<E, { [-1, -1, -1, -1] }>,
+        g: &Tensor<G, { [-1, -1, -1] }>,
+        beta: &Tensor<E, { [-1, -1, -1] }>,
+        o: &Tensor<E, { [-1, -1, -1, -1] }>,
+        initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        q_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let steps: i32 = get_shape_dim(q.shape(), 1i32);
+        let heads: i32 = get_shape_dim(q.shape(), 2i32);
+        let bi: i32 = pid.0 / heads;
+        let hi: i32 = pid.0 % heads;
+        let vi: i32 = pid.1;
+
+        let mut s: Tile<f32, { [BK, BV] }> = constant(0.0f32, shape![BK, BV]);
+        if INIT == 1i32 {
+            let init_p: Partition<f32, { [1, 1, BK, BV] }> = initial_state.partition(shape![1, 1, BK, BV]);
+            let st: Tile<f32, { [1, 1, BK, BV] }> = init_p.load([bi, hi, 0i32, vi]);
+            s = st.reshape(shape![BK, BV]);
+        }
+
+        let q_p: Partition<E, { [1, 1, 1, BK] }> =
+            unsafe { make_partition_view(q, shape![1, 1, 1, BK], padding::Zero, dim_map::Identity, get_tensor_token(q)) };
+        let k_p: Partition<E, { [1, 1, 1, BK] }> =
+            unsafe { make_partition_view(k, shape![1, 1, 1, BK], padding::Zero, dim_map::Identity, get_tensor_token(k)) };
+        let v_p: Partition<E, { [1, 1, 1, BV] }> =
+            unsafe { make_partition_view(v, shape![1, 1, 1, BV], padding::Zero, dim_map::Identity, get_tensor_token(v)) };
+        let g_p: Partition<G, { [1, 1, 1] }> =
+            unsafe { make_partition_view(g, shape![1, 1, 1], padding::Zero, dim_map::Identity, get_tensor_token(g)) };
+        let b_p: Partition<E, { [1, 1, 1] }> =
+            unsafe { make_partition_view(beta, shape![1, 1, 1], padding::Zero, dim_map::Identity, get_tensor_token(beta)) };
+        let mut o_p: PartitionMut<E, { [1, 1, 1, BV] }> = unsafe { o.partition_full_mut(shape![1, 1, 1, BV]) };
+        let qs: Tile<f32, { [1, 1] }> = broadcast_scalar(q_scale, shape![1, 1]);
+
+        // The prefetched pair (PF 1): indices past T are clamped to T, one past the last token,
+        // which loads as zero (the odd T's identity step) or is never used.
+        let t1: i32 = min(1i32, steps);
+        let mut nq1: Tile<E, { [1, 1, 1, BK] }> = q_p.load([bi, 0i32, hi, 0i32]);
+        let mut nk1: Tile<E, { [1, 1, 1, BK] }> = k_p.load([bi, 0i32, hi, 0i32]);
+        let mut nv1: Tile<E, { [1, 1, 1, BV] }> = v_p.load([bi, 0i32, hi, vi]);
+        let mut ng1: Tile<G, { [1, 1, 1] }> = g_p.load([bi, 0i32, hi]);
+        let mut nb1: Tile<E, { [1, 1, 1] }> = b_p.load([bi, 0i32, hi]);
+        let mut nq2: Tile<E, { [1, 1, 1, BK] }> = q_p.load([bi, t1, hi, 0i32]);
+        let mut nk2: Tile<E, { [1, 1, 1, BK] }> = k_p.load([bi, t1, hi, 0i32]);
+        let mut nv2: Tile<E, { [1, 1, 1, BV] }> = v_p.load([bi, t1, hi, vi]);
+        let mut ng2: Tile<G, { [1, 1, 1] }> = g_p.load([bi, t1, hi]);
+        let mut nb2: Tile<E, { [1, 1, 1] }> = b_p.load([bi, t1, hi]);
+
+        let pairs: i32 = (steps + 1i32) / 2i32;
+        for pi in 0i32..pairs {
+            let t: i32 = 2i32 * pi;
+            let u: i32 = t + 1i32;
+            let q1: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nq1 } else { q_p.load([bi, t, hi, 0i32]) };
+            let k1: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nk1 } else { k_p.load([bi, t, hi, 0i32]) };
+            let v1: Tile<E, { [1, 1, 1, BV] }> = if PF > 0i32 { nv1 } else { v_p.load([bi, t, hi, vi]) };
+            let g1: Tile<G, { [1, 1, 1] }> = if PF > 0i32 { ng1 } else { g_p.load([bi, t, hi]) };
+            let b1: Tile<E, { [1, 1, 1] }> = if PF > 0i32 { nb1 } else { b_p.load([bi, t, hi]) };
+            let q2: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nq2 } else { q_p.load([bi, u, hi, 0i32]) };
+            let k2: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nk2 } else { k_p.load([bi, u, hi, 0i32]) };
+            let v2: Tile<E, { [1, 1, 1, BV] }> = if PF > 0i32 { nv2 } else { v_p.load([bi, u, hi, vi]) };
+            let g2: Tile<G, { [1, 1, 1] }> = if PF > 0i32 { ng2 } else { g_p.load([bi, u, hi]) };
+            let b2: Tile<E, { [1, 1, 1] }> = if PF > 0i32 { nb2 } else { b_p.load([bi, u, hi]) };
+            if PF == 1i32 {
+                let tn: i32 = min(t + 2i32, steps);
+                let un: i32 = min(t + 3i32, steps);
+                nq1 = q_p.load([bi, tn, hi, 0i32]);
+                nk1 = k_p.load([bi, tn, hi, 0i32]);
+                nv1 = v_p.load([bi, tn, hi, vi]);
+                ng1 = g_p.load([bi, tn, hi]);
+                nb1 = b_p.load([bi, tn, hi]);
+                nq2 = q_p.load([bi, un, hi, 0i32]);
+                nk2 = k_p.load([bi, un, hi, 0i32]);
+                nv2 = v_p.load([bi, un, hi, vi]);
+                ng2 = g_p.load([bi, un, hi]);
+                nb2 = b_p.load([bi, un, hi]);
+            }
+            let q1f: Tile<f32, { [BK, 1] }> = convert_tile(q1.reshape(shape![BK, 1]));
+            let k1f: Tile<f32, { [BK, 1] }> = convert_tile(k1.reshape(shape![BK, 1]));
+            let q2f: Tile<f32, { [BK, 1] }> = convert_tile(q2.reshape(shape![BK, 1]));
+            let k2f: Tile<f32, { [BK, 1] }> = convert_tile(k2.reshape(shape![BK, 1]));
+            let v1f: Tile<f32, { [1, BV] }> = convert_tile(v1.reshape(shape![1, BV]));
+            let v2f: Tile<f32, { [1, BV] }> = convert_tile(v2.reshape(shape![1, BV]));
+            let g1f: Tile<f32, { [1, 1] }> = convert_tile(g1.reshape(shape![1, 1]));
+            let g2f: Tile<f32, { [1, 1] }> = convert_tile(g2.reshape(shape![1, 1]));
+            let b1f: Tile<f32, { [1, 1] }> = convert_tile(b1.reshape(shape![1, 1]));
+            let b2f: Tile<f32, { [1, 1] }> = convert_tile(b2.reshape(shape![1, 1]));
+            let a1: Tile<f32, { [1, 1] }> = exp(g1f);
+            let a2: Tile<f32, { [1, 1] }> = exp(g2f);
+            let a12: Tile<f32, { [1, 1] }> = a1 * a2;
+
+            // The scalars: dot products of the raw rows, times the l2 factors and q_scale. The
+            // rows load again for them: as `[1, BK]` rows their products spread over the
+            // threads, where the `[BK, 1]` columns are every thread's copy.
+            let q1r: Tile<f32, { [1, BK] }> = row::<E, BK>(&q_p, bi, t, hi);
+            let k1r: Tile<f32, { [1, BK] }> = row::<E, BK>(&k_p, bi, t, hi);
+            let q2r: Tile<f32, { [1, BK] }> = row::<E, BK>(&q_p, bi, u, hi);
+            let k2r: Tile<f32, { [1, BK] }> = row::<E, BK>(&k_p, bi, u, hi);
+            let lk1: Tile<f32, { [1, 1] }> = l2_factor::<BK, L2>(k1r);
+            let lk2: Tile<f32, { [1, 1] }> = l2_factor::<BK, L2>(k2r);
+            let lq1: Tile<f32, { [1, 1] }> = l2_factor::<BK, L2>(q1r) * qs;
+            let lq2: Tile<f32, { [1, 1] }> = l2_factor::<BK, L2>(q2r) * qs;
+            let kq11: Tile<f32, { [1, 1] }> = dot11::<BK>(k1r, q1r) * lk1 * lq1;
+            let kk12: Tile<f32, { [1, 1] }> = dot11::<BK>(k1r, k2r) * lk1 * lk2;
+            let kq12: Tile<f32, { [1, 1] }> = dot11::<BK>(k1r, q2r) * lk1 * lq2;
+            let kq22: Tile<f32, { [1, 1] }> = dot11::<BK>(k2r, q2r) * lk2 * lq2;
+
+            // The four reductions from the pair's starting state.
+            let kc1: Tile<f32, { [BK, BV] }> = k1f.broadcast(shape![BK, BV]);
+            let kc2: Tile<f32, { [BK, BV] }> = k2f.broadcast(shape![BK, BV]);
+            let rk1: Tile<f32, { [BV] }> = reduce_sum(s * kc1, 0i32);
+            let rk2: Tile<f32, { [BV] }> = reduce_sum(s * kc2, 0i32);
+            let rq1: Tile<f32, { [BV] }> = reduce_sum(s * q1f.broadcast(shape![BK, BV]), 0i32);
+            let rq2: Tile<f32, { [BV] }> = reduce_sum(s * q2f.broadcast(shape![BK, BV]), 0i32);
+
+            let d1: Tile<f32, { [1, BV] }> = (v1f - rk1.reshape(shape![1, BV]) * (a1 * lk1).broadcast(shape![1, BV])) * b1f.broadcast(shape![1, BV]);
+            let o1: Tile<f32, { [1, BV] }> = rq1.reshape(shape![1, BV]) * (a1 * lq1).broadcast(shape![1, BV]) + d1 * kq11.broadcast(shape![1, BV]);
+            let e2: Tile<f32, { [1, BV] }> =
+                rk2.reshape(shape![1, BV]) * (a12 * lk2).broadcast(shape![1, BV]) + d1 * (a2 * kk12).broadcast(shape![1, BV]);
+            let d2: Tile<f32, { [1, BV] }> = (v2f - e2) * b2f.broadcast(shape![1, BV]);
+            let o2: Tile<f32, { [1, BV] }> = rq2.reshape(shape![1, BV]) * (a12 * lq2).broadcast(shape![1, BV])
+                + d1 * (a2 * kq12).broadcast(shape![1, BV])
+                + d2 * kq22.broadcast(shape![1, BV]);
+
+            // S <- a1 a2 S + k1 (lk1 a2 d1)^T + k2 (lk2 d2)^T.
+            let u1: Tile<f32, { [1, BV] }> = d1 * (a2 * lk1).broadcast(shape![1, BV]);
+            let u2: Tile<f32, { [1, BV] }> = d2 * lk2.broadcast(shape![1, BV]);
+            let s0: Tile<f32, { [BK, BV] }> = s * a12.broadcast(shape![BK, BV]);
+            let s1: Tile<f32, { [BK, BV] }> = fma(kc1, u1.broadcast(shape![BK, BV]), s0, rounding::NearestEven, ftz::Disabled);
+            s = fma(kc2, u2.broadcast(shape![BK, BV]), s1, rounding::NearestEven, ftz::Disabled);
+
+            let o1t: Tile<E, { [1, BV] }> = convert_tile(o1);
+            let o1t: Tile<E, { [1, 1, 1, BV] }> = o1t.reshape(shape![1, 1, 1, BV]);
+            let o2t: Tile<E, { [1, BV] }> = convert_tile(o2);
+            let o2t: Tile<E, { [1, 1, 1, BV] }> = o2t.reshape(shape![1, 1, 1, BV]);
+            unsafe { store_view_tko_mut(&mut o_p, o1t, [bi, t, hi, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+            unsafe { store_view_tko_mut(&mut o_p, o2t, [bi, u, hi, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+
+        if FINAL == 1i32 {
+            let mut final_p: PartitionMut<f32, { [1, 1, BK, BV] }> = unsafe { final_state.partition_full_mut(shape![1, 1, BK, BV]) };
+            let st: Tile<f32, { [1, 1, BK, BV] }> = s.reshape(shape![1, 1, BK, BV]);
+            unsafe { store_view_tko_mut(&mut final_p, st, [bi, hi, 0i32, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
+    }
+
+    /// Token `t`'s `[1, 1, 1, BK]` row of a `[B, T, H, K]` tensor as an f32 `[1, BK]` row.
+    fn row<E: ElementType, const BK: i32>(p: &Partition<E, { [1, 1, 1, BK] }>, b: i32, t: i32, h: i32) -> Tile<f32, { [1, BK] }> {
+        let x: Tile<E, { [1, 1, 1, BK] }> = p.load([b, t, h, 0i32]);
+        let r: Tile<f32, { [1, BK] }> = convert_tile(x.reshape(shape![1, BK]));
+        r
+    }
+
+    /// `rsqrt(|x|^2 + 1e-6)` of a row when `L2` = 1 (the l2 normalisation's factor), else 1.
+    fn l2_factor<const BK: i32, const L2: i32>(x: Tile<f32, { [1, BK] }>) -> Tile<f32, { [1, 1] }> {
+        if L2 == 1i32 {
+            let eps: Tile<f32, { [1, 1] }> = constant(1e-6f32, shape![1, 1]);
+            let xx: Tile<f32, { [1] }> = reduce_sum(x * x, 1i32);
+            let r: Tile<f32, { [1, 1] }> = rsqrt(xx.reshape(shape![1, 1]) + eps, ftz::Disabled);
+            r
+        } else {
+            let r: Tile<f32, { [1, 1] }> = constant(1.0f32, shape![1, 1]);
+            r
+        }
+    }
+
+    /// `a . b` of two rows.
+    fn dot11<const BK: i32>(a: Tile<f32, { [1, BK] }>, b: Tile<f32, { [1, BK] }>) -> Tile<f32, { [1, 1] }> {
+        let d: Tile<f32, { [1] }> = reduce_sum(a * b, 1i32);
+        let r: Tile<f32, { [1, 1] }> = d.reshape(shape![1, 1]);
+        r
+    }
+
     /// A `[1, 1, 1, W]` row of a `[B, T, H, W]` tensor, through TMA (`TMA` = 1) or as a plain
     /// load into registers (0).
     fn ld3<E: ElementType, const W: i32, const TMA: i32>(p: &Partition<E, { [1, 1, 1, W] }>, b: i32, t: i32, h: i32, c: i32) -> Tile<E, { [1, 1, 1, W] }> {

@@ -12,7 +12,8 @@
 //!
 //! chunk_gated_delta_rule computes the same function (the reference runs one recurrence for
 //! both); this port runs it with the same sequential kernel, not upstream's chunked
-//! algorithm (recorded as `tuning.algorithm`).
+//! algorithm (recorded as `tuning.algorithm`). The `pair_*` variants run that recurrence two
+//! tokens a step (`gated_delta_rule_pair`).
 
 use anyhow::{bail, ensure, Result};
 use serde_json::{json, Map, Value};
@@ -48,6 +49,8 @@ pub struct GdrTiles {
     pub prefetch: i32,
     /// The sequential kernel's `PT`: the prefetched loads go through TMA (else plain loads).
     pub prefetch_tma: bool,
+    /// Two tokens a step (`gated_delta_rule_pair`; `prefetch` 0 or 1, always through TMA).
+    pub pair: bool,
 }
 
 impl GdrTiles {
@@ -58,6 +61,9 @@ impl GdrTiles {
             (p, false) => format!("_p{p}"),
             (p, true) => format!("_p{p}t"),
         };
+        if self.pair {
+            return format!("pair_bv{}_o{}{pf}", self.bv, self.occupancy);
+        }
         match (self.chunk, self.fuse) {
             (0, 0) => format!("bv{}_o{}{pf}", self.bv, self.occupancy),
             (0, f) => format!("bv{}_o{}_f{f}{pf}", self.bv, self.occupancy),
@@ -67,15 +73,19 @@ impl GdrTiles {
 }
 
 const fn tiles(bv: i64, occupancy: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0, fuse: 0, prefetch: 0, prefetch_tma: false }
+    GdrTiles { bv, occupancy, chunk: 0, fuse: 0, prefetch: 0, prefetch_tma: false, pair: false }
+}
+
+const fn paired(bv: i64, occupancy: i32, prefetch: i32) -> GdrTiles {
+    GdrTiles { bv, occupancy, chunk: 0, fuse: 0, prefetch, prefetch_tma: prefetch > 0, pair: true }
 }
 
 const fn fused(bv: i64, occupancy: i32, fuse: i32) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch: 0, prefetch_tma: false }
+    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch: 0, prefetch_tma: false, pair: false }
 }
 
 const fn prefetched(bv: i64, occupancy: i32, fuse: i32, prefetch: i32, prefetch_tma: bool) -> GdrTiles {
-    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch, prefetch_tma }
+    GdrTiles { bv, occupancy, chunk: 0, fuse, prefetch, prefetch_tma, pair: false }
 }
 
 /// Tokens per chunk of the chunked variant (tilegym's chunk_size in the suite).
@@ -85,7 +95,7 @@ pub const CHUNK: i64 = 64;
 /// kernel (64-token chunks, 64 state columns a block, occupancy 1), then the fused steps of the
 /// tiles that were fastest on the H200 (64 for chunk's 128 heads, 16 for recurrent's 8), then
 /// those and 32 columns at occupancy 4 (one wave of 512 blocks for 128 heads) with their inputs
-/// prefetched one or two steps ahead.
+/// prefetched one or two steps ahead, then the fma step (`FUSE` 3), then two tokens a step.
 pub fn candidates_list() -> Vec<GdrTiles> {
     vec![
         tiles(64, 2),
@@ -94,7 +104,7 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         tiles(16, 4),
         tiles(8, 4),
         tiles(8, 6),
-        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK, fuse: 0, prefetch: 0, prefetch_tma: false },
+        GdrTiles { bv: 64, occupancy: 1, chunk: CHUNK, fuse: 0, prefetch: 0, prefetch_tma: false, pair: false },
         fused(64, 2, 1),
         fused(64, 2, 2),
         fused(32, 2, 2),
@@ -113,6 +123,12 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         prefetched(64, 2, 3, 1, true),
         prefetched(32, 4, 3, 1, true),
         prefetched(16, 2, 3, 1, true),
+        paired(64, 2, 0),
+        paired(64, 2, 1),
+        paired(32, 4, 0),
+        paired(32, 4, 1),
+        paired(16, 2, 0),
+        paired(16, 2, 1),
     ]
 }
 
@@ -209,14 +225,24 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     args.push(KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) });
     let flags = [s.init, s.final_state, s.l2].map(|f| i32::from(f).to_string());
     let mut tuning = Map::new();
-    let kernel = if t.chunk > 0 { "gated_delta_rule_chunked" } else { "gated_delta_rule" };
+    let kernel = match (t.chunk > 0, t.pair) {
+        (true, _) => "gated_delta_rule_chunked",
+        (false, true) => "gated_delta_rule_pair",
+        (false, false) => "gated_delta_rule",
+    };
     tuning.insert("kernel".into(), json!(kernel));
     tuning.insert(
         "algorithm".into(),
         json!(if t.chunk > 0 {
             "chunked: per chunk a forward substitution in f32 (I + A) [U W] = [beta V, beta exp(Gamma) K], then the chunk's outputs and state from products on the tensor cores (f32 split into two bf16 terms)"
         } else if chunked {
-            "sequential recurrence over T (this plan is not upstream's chunked algorithm: same function, one step per token)"
+            if t.pair {
+                "sequential recurrence over T, two tokens a step (this plan is not upstream's chunked algorithm: same function)"
+            } else {
+                "sequential recurrence over T (this plan is not upstream's chunked algorithm: same function, one step per token)"
+            }
+        } else if t.pair {
+            "sequential recurrence over T, two tokens a step"
         } else {
             "sequential recurrence over T"
         }),
@@ -227,6 +253,7 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
         tuning.insert(
             "step".into(),
             json!(match t.fuse {
+                _ if t.pair => "two tokens from one state: S^T [k1 k2 q1 q2] as four reductions in one round, S' = a1 a2 S + (a2 k1) d1^T + k2 d2^T",
                 0 => "o = S^T q after the update (tilegym's)",
                 1 => "o = S'^T q + delta (k.q): both reductions from the decayed state S'",
                 3 => "o = S'^T q + delta (k.q), both reductions from S scaled by exp(g) afterwards, S' = S exp(g) + k delta^T as one fma",
@@ -259,16 +286,20 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
             .chain((t.chunk > 0).then(|| t.chunk.to_string()))
             .chain([bk.to_string(), bv.to_string()])
             .chain(flags.clone())
-            .chain((t.chunk == 0).then(|| t.fuse.to_string()))
+            .chain((t.chunk == 0 && !t.pair).then(|| t.fuse.to_string()))
             .chain((t.chunk == 0).then(|| t.prefetch.to_string()))
-            .chain((t.chunk == 0).then(|| i32::from(t.prefetch_tma).to_string()))
+            .chain((t.chunk == 0 && !t.pair).then(|| i32::from(t.prefetch_tma).to_string()))
             .collect(),
         tensors,
         args,
         grid: grid_of(&[s.b * s.h, s.v], &[1, bv])?,
         stem: format!(
             "gdr{}_{}_g{}_k{bk}v{bv}_i{}f{}l{}_o{}{}{}",
-            if t.chunk > 0 { format!("c{}", t.chunk) } else { String::new() },
+            match (t.chunk, t.pair) {
+                (0, true) => "x2".to_string(),
+                (0, false) => String::new(),
+                (c, _) => format!("c{c}"),
+            },
             s.elem,
             s.g_elem,
             flags[0],
@@ -373,7 +404,8 @@ mod tests {
             cands.names(),
             [
                 "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "bv32_o2_f2", "bv16_o2_f1", "bv16_o2_f2", "bv32_o4_f1_p1", "bv32_o4_f1_p1t",
-                "bv16_o2_p1", "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t"
+                "bv16_o2_p1", "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t", "pair_bv32_o4", "pair_bv32_o4_p1t",
+                "pair_bv16_o2", "pair_bv16_o2_p1t"
             ],
             "V 24: no chunked, fused or prefetching plan of 64 columns"
         );
@@ -413,6 +445,23 @@ mod tests {
         // The default loads at the step.
         assert_eq!(cands.plans[0].tuning["prefetch_steps"], json!(0));
         assert!(cands.plans[0].tuning.get("prefetch_loads").is_none());
+    }
+
+    #[test]
+    fn the_pair_variants() {
+        let c = cfg(101, json!({}));
+        let cands = candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let p = cands.find("pair_bv64_o2").expect("pair variant");
+        assert_eq!(p.kernel, "gated_delta_rule_pair");
+        // No FUSE and no PT: E, G, BK, BV, INIT, FINAL, L2, PF.
+        assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "0"]);
+        assert_eq!((p.grid, p.occupancy), ([8, 2, 1], Some(2)));
+        assert!(p.stem.starts_with("gdrx2_bf16_gbf16_k128v64_i0f1l0_o2"), "{}", p.stem);
+        assert!(p.tuning["algorithm"].as_str().unwrap().contains("two tokens a step"));
+        assert_eq!(entry_params(&p.args), entry_params(&cands.plans[0].args), "the sequential kernel's parameters");
+        let q = cands.find("pair_bv64_o2_p1t").expect("prefetching pair variant");
+        assert_eq!(q.generics[7], "1");
+        assert_ne!(q.stem, p.stem);
     }
 
     #[test]
