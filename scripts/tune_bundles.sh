@@ -4,7 +4,8 @@
 #   build/tune/suite.json          the configurations of configs/tilegym.json of the named operators
 #                                  (PORTBENCH_TUNE_FILTER: a python expression over `op` and `p`,
 #                                  the params, that keeps a configuration; default all)
-#   bundles-tilegym/cutile_rust/OP the port with every tuning variant, choices from the kept record
+#   bundles-tilegym/cutile_rust/OP the port with every tuning variant (PORTBENCH_TUNE_VARIANTS: only
+#                                  those matching), choices from the kept record
 #   build/tune/edge.json, bundles-tilegym/edge/OP  the exportable configurations of
 #                                  kernels/cutile_rust/tests/data/OPS.json (PORTBENCH_TUNE_EDGE names
 #                                  that file: odd lengths, padded heads, optional tensors) with every variant
@@ -36,6 +37,34 @@ PY
 for op in "$@"; do rm -rf "bundles-tilegym/cutile_rust/$op"; done
 kernels/cutile_rust/export.sh build/tune/suite.json bundles-tilegym/cutile_rust --tuning configs/tuning/cutile_rust-h200.json \
   | grep -E '^(summary|skip):'
+# PORTBENCH_TUNE_VARIANTS: a regular expression of the variant names to keep (the chosen plan is
+# always kept): a tune that must reach the longest configurations within its budget skips the
+# variants known to lose. Unreferenced cubins go with them.
+if [[ -n "${PORTBENCH_TUNE_VARIANTS:-}" ]]; then
+  for op in "$@"; do
+    python3 - "bundles-tilegym/cutile_rust/$op" "$PORTBENCH_TUNE_VARIANTS" <<'PY'
+import json, os, re, sys
+d, keep = sys.argv[1], re.compile(sys.argv[2])
+path = os.path.join(d, "manifest.json")
+m = json.load(open(path))
+used, before, after = set(), 0, 0
+for c in m["configs"]:
+    vs = c.get("variants", [])
+    before += len(vs)
+    chosen = c["tuning"].get("variant")
+    c["variants"] = [v for v in vs if keep.fullmatch(v["name"]) or v["name"] == chosen]
+    after += len(c["variants"])
+    for x in [c] + c["variants"]:
+        used.update(l["cubin"] for l in x["launches"])
+for cu in [cu for cu in m["cubins"] if cu["file"] not in used]:
+    for f in [cu["file"]] + cu.get("ir", []):
+        os.remove(os.path.join(d, f))
+m["cubins"] = [cu for cu in m["cubins"] if cu["file"] in used]
+json.dump(m, open(path, "w"), indent=1)
+print(f"[tune] {d}: {after} of {before} variants kept, {len(m['cubins'])} cubins")
+PY
+  done
+fi
 if [[ -n "${PORTBENCH_TUNE_EDGE:-}" ]]; then
   python3 - "$PORTBENCH_TUNE_EDGE" build/tune/edge.json "$@" <<'PY'
 import json, sys
