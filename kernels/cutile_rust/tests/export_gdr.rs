@@ -100,15 +100,16 @@ fn the_variants_are_tilegyms_state_tiles_the_chunked_and_the_pair_kernels() {
         [
             "bv64_o2", "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "chunked_c64_bv64_o1", "bv64_o2_f1", "bv64_o2_f2", "bv32_o2_f2",
             "bv16_o2_f1", "bv16_o2_f2", "bv64_o2_f1_p1", "bv64_o2_f1_p2", "bv64_o2_f1_p1t", "bv32_o4_f1_p1", "bv32_o4_f1_p1t", "bv16_o2_p1",
-            "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv64_o2_f3", "bv64_o2_f3_p1t", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t", "pair_bv64_o2",
+            "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv64_o2_f3", "bv64_o2_f3_p1t", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t", "bv128_o1_f3", "bv128_o1_f3_p1t",
+            "pair_bv64_o2",
             "pair_bv64_o2_p1t", "pair_bv32_o4", "pair_bv32_o4_p1t", "pair_bv16_o2", "pair_bv16_o2_p1t"
         ]
     );
     let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"][0]["grid"].clone()).collect();
     // B*H = 8 blocks of heads; V 128 split into 128 / BV column blocks.
     let by_bv = |bv: i64| json!([8, 128 / bv, 1]);
-    assert_eq!(grids, [64, 32, 16, 16, 8, 8, 64, 64, 64, 32, 16, 16, 64, 64, 64, 32, 32, 16, 16, 16, 8, 64, 64, 32, 16, 64, 64, 32, 32, 16, 16].map(by_bv));
-    assert_eq!(m["cubins"].as_array().unwrap().len(), 31);
+    assert_eq!(grids, [64, 32, 16, 16, 8, 8, 64, 64, 64, 32, 16, 16, 64, 64, 64, 32, 32, 16, 16, 16, 8, 64, 64, 32, 16, 128, 128, 64, 64, 32, 32, 16, 16].map(by_bv));
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 33);
     // The fused steps name their update; the unfused ones keep tilegym's.
     let step = |i: usize| c["variants"][i]["tuning"]["step"].as_str().unwrap().to_string();
     assert!(step(0).contains("tilegym"), "{}", step(0));
@@ -119,11 +120,13 @@ fn the_variants_are_tilegyms_state_tiles_the_chunked_and_the_pair_kernels() {
     let pf = |i: usize| (c["variants"][i]["tuning"]["prefetch_steps"].clone(), c["variants"][i]["tuning"]["prefetch_loads"].clone());
     assert_eq!((pf(0).0, pf(13), pf(14)), (json!(0), (json!(2), json!("plain")), (json!(1), json!("tma"))));
     // Two tokens a step: their own kernel, the pair's prefetch always through TMA.
-    assert_eq!(c["variants"][25]["launches"][0]["entry"], "gated_delta_rule_pair_entry");
-    assert!(step(25).starts_with("two tokens from one state"), "{}", step(25));
-    assert_eq!((pf(25).0, pf(26)), (json!(0), (json!(1), json!("tma"))));
+    assert_eq!(c["variants"][27]["launches"][0]["entry"], "gated_delta_rule_pair_entry");
+    assert!(step(27).starts_with("two tokens from one state"), "{}", step(27));
+    assert_eq!((pf(27).0, pf(28)), (json!(0), (json!(1), json!("tma"))));
+    // The whole head's V in one block, at occupancy 1.
+    assert_eq!(c["variants"][25]["tuning"]["occupancy"], json!(1));
     // Every fused, prefetching or pair variant binds the same parameters as the default.
-    for i in 7..31 {
+    for i in 7..33 {
         assert_eq!(c["variants"][i]["launches"][0]["params"], c["launches"][0]["params"], "variant {i}");
     }
     let chunked = &c["variants"][6];

@@ -205,10 +205,11 @@ pub mod portbench_gdr {
     ///   `S <- a1 a2 S + k1 (a2 d1)^T + k2 d2^T` (one product and two fmas per element).
     /// q and k enter the state products unscaled: the l2 factors and `q_scale` multiply the
     /// reduced `[1, BV]` rows and the dot products instead of every thread's copy of the
-    /// `[BK, 1]` columns. A pair's q, k, v, g and beta are one load each (`[1, 2, 1, W]`),
-    /// zero-padded, so the second token of an odd T's last pair is the identity step
+    /// `[BK, 1]` columns; the dot products take q and k loaded again as `[1, BK]` rows. Loads
+    /// are zero-padded, so the second token of an odd T's last pair is the identity step
     /// (`exp(0) = 1`, `beta = 0`: `d2 = 0`) and its output row falls outside `o` (dropped).
-    /// `PF` = 1: the next pair's inputs are loaded while this pair computes.
+    /// `PF` = 1: the next pair's inputs are loaded while this pair computes. Slower than
+    /// [`gated_delta_rule`] on the H200 with fewer instructions per token (docs/cutile-rust.md).
     #[cutile::entry(unchecked_accesses = true)]
     unsafe fn gated_delta_rule_pair<
         E: ElementType,

@@ -95,7 +95,9 @@ pub const CHUNK: i64 = 64;
 /// kernel (64-token chunks, 64 state columns a block, occupancy 1), then the fused steps of the
 /// tiles that were fastest on the H200 (64 for chunk's 128 heads, 16 for recurrent's 8), then
 /// those and 32 columns at occupancy 4 (one wave of 512 blocks for 128 heads) with their inputs
-/// prefetched one or two steps ahead, then the fma step (`FUSE` 3), then two tokens a step.
+/// prefetched one or two steps ahead, then the fma step (`FUSE` 3), also with a head's whole V in
+/// one block (128 columns, occupancy 1: half the blocks, each with twice the work between its
+/// cross-warp rounds), then two tokens a step.
 pub fn candidates_list() -> Vec<GdrTiles> {
     vec![
         tiles(64, 2),
@@ -123,6 +125,8 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         prefetched(64, 2, 3, 1, true),
         prefetched(32, 4, 3, 1, true),
         prefetched(16, 2, 3, 1, true),
+        fused(128, 1, 3),
+        prefetched(128, 1, 3, 1, true),
         paired(64, 2, 0),
         paired(64, 2, 1),
         paired(32, 4, 0),
