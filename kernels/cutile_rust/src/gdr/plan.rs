@@ -257,7 +257,7 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
         tuning.insert(
             "step".into(),
             json!(match t.fuse {
-                _ if t.pair => "two tokens from one state: S^T [k1 k2 q1 q2] as four reductions in one round, S' = a1 a2 S + (a2 k1) d1^T + k2 d2^T",
+                _ if t.pair => "two tokens from one state: S^T [k1 k2 q1 q2] as four independent reductions, S' = a1 a2 S + k1 (a2 d1)^T + k2 d2^T",
                 0 => "o = S^T q after the update (tilegym's)",
                 1 => "o = S'^T q + delta (k.q): both reductions from the decayed state S'",
                 3 => "o = S'^T q + delta (k.q), both reductions from S scaled by exp(g) afterwards, S' = S exp(g) + k delta^T as one fma",
