@@ -581,8 +581,8 @@ fn export_into(
         let mut unsupported = Vec::new();
         report.suite_configs.insert(op.to_string(), mine.len());
         for cfg in mine {
-            if crate::decode::plan::OPERATORS.contains(&op) || crate::moe::plan::STAGED.contains(&op) {
-                // Multi-kernel plans (decode attention, moe): stage by stage.
+            if crate::decode::plan::OPERATORS.contains(&op) || crate::moe::plan::STAGED.contains(&op) || crate::gdr::plan::OPERATORS.contains(&op) {
+                // Multi-kernel plans (decode attention, moe, the gated delta rule): stage by stage.
                 let cands = match staged_candidates(op, &cfg.params, cfg.overrides, target) {
                     Ok(Some(c)) => c,
                     Ok(None) => unreachable!("{op} has multi-kernel plans"),
@@ -653,17 +653,20 @@ fn export_into(
     Ok(())
 }
 
-/// The multi-kernel plans of an operator of `crate::decode` or `crate::moe`.
+/// The multi-kernel plans of an operator of `crate::decode`, `crate::gdr` or `crate::moe`.
 fn staged_candidates(
     op: &str,
     params: &Value,
     o: plan::Overrides,
     t: &crate::target::Target,
 ) -> Result<Option<Vec<crate::decode::plan::StagedPlan>>> {
-    match crate::decode::plan::candidates(op, params, o, t)? {
-        Some(c) => Ok(Some(c)),
-        None => crate::moe::plan::staged_candidates(op, params, o, t),
+    if let Some(c) = crate::decode::plan::candidates(op, params, o, t)? {
+        return Ok(Some(c));
     }
+    if let Some(c) = crate::gdr::plan::staged_candidates(op, params, o, t)? {
+        return Ok(Some(c));
+    }
+    crate::moe::plan::staged_candidates(op, params, o, t)
 }
 
 /// The variant a configuration gets and why: the suite's overrides pin it; else the tuning

@@ -55,9 +55,10 @@ fn exports_the_gated_delta_rule_with_reasons_for_the_rest() {
     assert_eq!((l0["grid"].clone(), l0["block"].clone(), l0["shared_bytes"].clone()), (json!([8, 2, 1]), json!([1, 1, 1]), json!(0)));
     assert_eq!(m["configs"][0]["tuning"]["variant"], "bv64_o2");
     let p0 = l0["params"].as_array().unwrap();
-    assert_eq!(p0.len(), 69);
+    assert_eq!(p0.len(), 76);
     assert_eq!(p0[50], json!({"kind": "null"}), "no use_init: initial_state is a null pointer");
     assert_eq!(p0[59], json!({"kind": "ptr", "tensor": "final_state"}));
+    assert_eq!(p0[68], json!({"kind": "null"}), "the step reduces k . q itself: qk_dot is a null pointer");
     // Odd T, K 48 (tile 64), V 24 (tile 32): initial state read, no final state.
     let l1 = launch(&m, 1);
     assert_eq!(l1["grid"], json!([3, 1, 1]));
@@ -67,8 +68,8 @@ fn exports_the_gated_delta_rule_with_reasons_for_the_rest() {
     assert!(p1[60..68].iter().all(|p| *p == json!({"kind": "literal", "type": "i32", "value": 1})), "{p1:?}");
     let t1 = &m["configs"][1]["tuning"];
     assert_eq!((t1["block_k"].clone(), t1["block_v"].clone(), t1["g_dtype"].clone(), t1["use_l2"].clone()), (json!(64), json!(32), json!("f32"), json!(true)));
-    assert_eq!(p1[68]["type"], "f32");
-    assert_eq!(p1[68]["value"].as_f64().unwrap(), (1.0f64 / 48f64.sqrt()) as f32 as f64);
+    assert_eq!(p1[75]["type"], "f32");
+    assert_eq!(p1[75]["value"].as_f64().unwrap(), (1.0f64 / 48f64.sqrt()) as f32 as f64);
 
     let ch = out.join("chunk_gated_delta_rule");
     let mc: Value = serde_json::from_str(&std::fs::read_to_string(ch.join("manifest.json")).unwrap()).unwrap();
@@ -102,20 +103,28 @@ fn the_variants_are_tilegyms_state_tiles_the_chunked_and_the_pair_kernels() {
             "bv16_o2_f1", "bv16_o2_f2", "bv64_o2_f1_p1", "bv64_o2_f1_p2", "bv64_o2_f1_p1t", "bv32_o4_f1_p1", "bv32_o4_f1_p1t", "bv16_o2_p1",
             "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv64_o2_f3", "bv64_o2_f3_p1t", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t", "bv128_o1_f3", "bv128_o1_f3_p1t",
             "pair_bv64_o2",
-            "pair_bv64_o2_p1t", "pair_bv32_o4", "pair_bv32_o4_p1t", "pair_bv16_o2", "pair_bv16_o2_p1t"
+            "pair_bv64_o2_p1t", "pair_bv32_o4", "pair_bv32_o4_p1t", "pair_bv16_o2", "pair_bv16_o2_p1t", "bv64_o2_f4", "bv64_o2_f4_p1t", "bv32_o4_f4_p1t", "bv16_o2_f4_p1t", "bv128_o1_f4",
+            "bv128_o1_f4_p1t", "bv64_o2_f5", "bv64_o2_f5_p1t", "bv16_o2_f5", "bv16_o2_f5_p1t"
         ]
     );
-    let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"][0]["grid"].clone()).collect();
+    // The recurrence is every plan's last launch (FUSE 4's first computes k . q).
+    let grids: Vec<Value> = c["variants"].as_array().unwrap().iter().map(|v| v["launches"].as_array().unwrap().last().unwrap()["grid"].clone()).collect();
     // B*H = 8 blocks of heads; V 128 split into 128 / BV column blocks.
     let by_bv = |bv: i64| json!([8, 128 / bv, 1]);
-    assert_eq!(grids, [64, 32, 16, 16, 8, 8, 64, 64, 64, 32, 16, 16, 64, 64, 64, 32, 32, 16, 16, 16, 8, 64, 64, 32, 16, 128, 128, 64, 64, 32, 32, 16, 16].map(by_bv));
-    assert_eq!(m["cubins"].as_array().unwrap().len(), 33);
+    assert_eq!(
+        grids,
+        [64, 32, 16, 16, 8, 8, 64, 64, 64, 32, 16, 16, 64, 64, 64, 32, 32, 16, 16, 16, 8, 64, 64, 32, 16, 128, 128, 64, 64, 32, 32, 16, 16, 64, 64, 32, 16, 128, 128, 64, 64, 16, 16]
+            .map(by_bv)
+    );
+    // One cubin a variant, and the k . q kernel the six FUSE 4 plans share.
+    assert_eq!(m["cubins"].as_array().unwrap().len(), 44);
     // The fused steps name their update; the unfused ones keep tilegym's.
     let step = |i: usize| c["variants"][i]["tuning"]["step"].as_str().unwrap().to_string();
     assert!(step(0).contains("tilegym"), "{}", step(0));
     assert!(step(7).starts_with("o = S'^T q + delta") && !step(7).contains("one [2"), "{}", step(7));
     assert!(step(8).contains("one [2, BK, BV] reduction"), "{}", step(8));
     assert!(step(21).contains("as one fma"), "{}", step(21));
+    assert!(step(39).contains("S = c S~") && step(39).contains("renormalised"), "{}", step(39));
     // The prefetching ones say how far ahead and through which loads.
     let pf = |i: usize| (c["variants"][i]["tuning"]["prefetch_steps"].clone(), c["variants"][i]["tuning"]["prefetch_loads"].clone());
     assert_eq!((pf(0).0, pf(13), pf(14)), (json!(0), (json!(2), json!("plain")), (json!(1), json!("tma"))));
@@ -126,8 +135,27 @@ fn the_variants_are_tilegyms_state_tiles_the_chunked_and_the_pair_kernels() {
     // The whole head's V in one block, at occupancy 1.
     assert_eq!(c["variants"][25]["tuning"]["occupancy"], json!(1));
     // Every fused, prefetching or pair variant binds the same parameters as the default.
-    for i in 7..33 {
+    for i in (7..33).chain(39..43) {
         assert_eq!(c["variants"][i]["launches"][0]["params"], c["launches"][0]["params"], "variant {i}");
+        assert!(c["variants"][i]["scratch"].as_array().unwrap().is_empty(), "variant {i}");
+    }
+    // FUSE 4: k . q into the scratch tensor, then the step that reads it, where the others
+    // bind a null pointer.
+    for i in 33..39 {
+        let v = &c["variants"][i];
+        let l = v["launches"].as_array().unwrap();
+        assert_eq!((l.len(), l[0]["entry"].clone(), l[0]["grid"].clone()), (2, json!("gdr_qk_dot_entry"), json!([4, 1, 1])), "variant {i}");
+        // B 2 * T 32 * H 4 f32 values.
+        assert_eq!(v["scratch"], json!([{"name": "qk_dot", "bytes": 1024, "init": "none"}]), "variant {i}");
+        assert!(l[0]["params"].as_array().unwrap().contains(&json!({"kind": "scratch", "name": "qk_dot"})), "variant {i}");
+        let mut want = c["launches"][0]["params"].clone();
+        want[68] = json!({"kind": "scratch", "name": "qk_dot"});
+        // The scratch tensor's extents [2, 32, 4] and strides [128, 4, 1] are literals.
+        for (j, x) in [2, 32, 4, 128, 4, 1].into_iter().enumerate() {
+            want[69 + j] = json!({"kind": "literal", "type": "i32", "value": x});
+        }
+        assert_eq!(l[1]["params"], want, "variant {i}");
+        assert_eq!(v["tuning"]["kernels"], json!(["gdr_qk_dot", "gated_delta_rule"]));
     }
     let chunked = &c["variants"][6];
     assert_eq!(chunked["tuning"]["kernel"], "gated_delta_rule_chunked");

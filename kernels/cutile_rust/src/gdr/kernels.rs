@@ -27,7 +27,18 @@ pub mod portbench_gdr {
     /// no longer wait on each other: 1 reduces them separately, 2 as one `[2, BK, BV]` tile (one
     /// cross-thread round per step where the plain form takes two in sequence), 3 as 1 with the
     /// decay applied to the reduced rows and folded into the update (`S exp(g) + k delta^T` as
-    /// one fma per element, where the other forms scale the whole state first).
+    /// one fma per element, where the other forms scale the whole state first), 4 as 3 with
+    /// `k_t . q_t` (times `q_scale` and the l2 factors) read from `qk_dot [B, T, H]` (f32, written by
+    /// [`gdr_qk_dot`] before this kernel) instead of reduced at the step: the step's one
+    /// reduction that does not read the state, and three of its nine cross-warp barrier rounds.
+    /// `qk_dot` is a null pointer for the other forms and never touched. 5 as 3 with the decay
+    /// deferred: the block holds `S~` with `S = c S~`, `c` the product of the decays since the
+    /// last renormalisation, so the update is `S~ <- S~ + k (delta / c)^T`, one fma per element
+    /// and no product with the decay; the reduced rows are scaled by `c`. When `c` falls below
+    /// 2^-20 (after 44 steps of the suite's fastest decay, 0.73) the state takes it after the
+    /// update (`S~ <- c S~`, `c <- 1`) in a loop of zero or one trips; a decay below 2^-60 counts
+    /// as 2^-60 (the older state then keeps a weight of 2^-60 where it should have less: an absolute
+    /// difference below 1e-18 of its size).
     /// `PF` > 0: the inputs of step `t + PF` (q, k, v, g, beta: none depends on the state) are
     /// loaded while step `t` computes and carried from step to step, so a step no longer starts
     /// with a memory round trip; 0 loads them at the step. `PT` = 1: those loads go through TMA
@@ -53,6 +64,7 @@ pub mod portbench_gdr {
         o: &Tensor<E, { [-1, -1, -1, -1] }>,
         initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
         final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        qk_dot: &Tensor<f32, { [-1, -1, -1] }>,
         q_scale: f32,
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();
@@ -68,6 +80,13 @@ pub mod portbench_gdr {
             let st: Tile<f32, { [1, 1, BK, BV] }> = init_p.load([bi, hi, 0i32, vi]);
             s = st.reshape(shape![BK, BV]);
         }
+        // FUSE 5: the deferred decay `c` (S = c S~) and the level that renormalises it.
+        let mut cs: Tile<f32, { [1, 1] }> = constant(1.0f32, shape![1, 1]);
+        let floor: Tile<f32, { [1, 1] }> = constant(9.536743e-7f32, shape![1, 1]);
+        let tiny: Tile<f32, { [1, 1] }> = constant(8.6736174e-19f32, shape![1, 1]);
+        let one_i: Tile<i32, { [1, 1] }> = constant(1i32, shape![1, 1]);
+        let zero_i: Tile<i32, { [1, 1] }> = constant(0i32, shape![1, 1]);
+        let one_f: Tile<f32, { [1, 1] }> = constant(1.0f32, shape![1, 1]);
 
         let q_p: Partition<E, { [1, 1, 1, BK] }> = q.partition(shape![1, 1, 1, BK]);
         let k_p: Partition<E, { [1, 1, 1, BK] }> = k.partition(shape![1, 1, 1, BK]);
@@ -92,6 +111,8 @@ pub mod portbench_gdr {
         let mut mv: Tile<E, { [1, 1, 1, BV] }> = ld3::<E, BV, PT>(&v_p, bi, t1, hi, vi);
         let mut mg: Tile<G, { [1, 1, 1] }> = ld1::<G, PT>(&g_p, bi, t1, hi);
         let mut mb: Tile<E, { [1, 1, 1] }> = ld1::<E, PT>(&b_p, bi, t1, hi);
+        let mut nd: Tile<f32, { [1, 1, 1] }> = ld_dot::<FUSE, PT>(qk_dot, bi, 0i32, hi);
+        let mut md: Tile<f32, { [1, 1, 1] }> = ld_dot::<FUSE, PT>(qk_dot, bi, t1, hi);
 
         for t in 0i32..steps {
             let qt: Tile<E, { [1, 1, 1, BK] }> = if PF > 0i32 { nq } else { q_p.load([bi, t, hi, 0i32]) };
@@ -99,6 +120,7 @@ pub mod portbench_gdr {
             let vt: Tile<E, { [1, 1, 1, BV] }> = if PF > 0i32 { nv } else { v_p.load([bi, t, hi, vi]) };
             let gt: Tile<G, { [1, 1, 1] }> = if PF > 0i32 { ng } else { g_p.load([bi, t, hi]) };
             let bt: Tile<E, { [1, 1, 1] }> = if PF > 0i32 { nb } else { b_p.load([bi, t, hi]) };
+            let dt: Tile<f32, { [1, 1, 1] }> = if PF > 0i32 { nd } else { ld_dot::<FUSE, 1>(qk_dot, bi, t, hi) };
             if PF == 1i32 {
                 let tn: i32 = min(t + 1i32, last);
                 nq = ld3::<E, BK, PT>(&q_p, bi, tn, hi, 0i32);
@@ -106,6 +128,7 @@ pub mod portbench_gdr {
                 nv = ld3::<E, BV, PT>(&v_p, bi, tn, hi, vi);
                 ng = ld1::<G, PT>(&g_p, bi, tn, hi);
                 nb = ld1::<E, PT>(&b_p, bi, tn, hi);
+                nd = ld_dot::<FUSE, PT>(qk_dot, bi, tn, hi);
             }
             if PF == 2i32 {
                 let tn: i32 = min(t + 2i32, last);
@@ -114,11 +137,13 @@ pub mod portbench_gdr {
                 nv = mv;
                 ng = mg;
                 nb = mb;
+                nd = md;
                 mq = ld3::<E, BK, PT>(&q_p, bi, tn, hi, 0i32);
                 mk = ld3::<E, BK, PT>(&k_p, bi, tn, hi, 0i32);
                 mv = ld3::<E, BV, PT>(&v_p, bi, tn, hi, vi);
                 mg = ld1::<G, PT>(&g_p, bi, tn, hi);
                 mb = ld1::<E, PT>(&b_p, bi, tn, hi);
+                md = ld_dot::<FUSE, PT>(qk_dot, bi, tn, hi);
             }
             let mut qf: Tile<f32, { [BK, 1] }> = convert_tile(qt.reshape(shape![BK, 1]));
             let mut kf: Tile<f32, { [BK, 1] }> = convert_tile(kt.reshape(shape![BK, 1]));
@@ -147,6 +172,45 @@ pub mod portbench_gdr {
                 s = s + kb * delta.broadcast(shape![BK, BV]);
                 let ov: Tile<f32, { [BV] }> = reduce_sum(s * qf.broadcast(shape![BK, BV]), 0i32);
                 ov.reshape(shape![1, BV])
+            } else if FUSE == 5i32 {
+                let qb: Tile<f32, { [BK, BV] }> = qf.broadcast(shape![BK, BV]);
+                let kq1: Tile<f32, { [1] }> = reduce_sum(kf * qf, 0i32);
+                let kq: Tile<f32, { [1, BV] }> = kq1.reshape(shape![1, 1]).broadcast(shape![1, BV]);
+                // c >= 2^-20 here, so with the decay held >= 2^-60 c stays a normal f32 and
+                // 1 / c <= 2^80 (an older state's weight below 2^-60 is taken as 2^-60).
+                cs = cs * max_tile(decay, tiny);
+                let c: Tile<f32, { [1, BV] }> = cs.broadcast(shape![1, BV]);
+                let kv: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
+                let sq: Tile<f32, { [BV] }> = reduce_sum(s * qb, 0i32);
+                let kv: Tile<f32, { [1, BV] }> = kv.reshape(shape![1, BV]) * c;
+                let sq: Tile<f32, { [1, BV] }> = sq.reshape(shape![1, BV]) * c;
+                let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
+                // One reciprocal a step, not a division per column.
+                let rc: Tile<f32, { [1, 1] }> = one_f / cs;
+                let du: Tile<f32, { [1, BV] }> = delta * rc.broadcast(shape![1, BV]);
+                s = fma(kb, du.broadcast(shape![BK, BV]), s, rounding::NearestEven, ftz::Disabled);
+                // After the update, off the next step's path to its reductions: S~ takes c when
+                // c fell below 2^-20.
+                let low: Tile<i32, { [1, 1] }> = select(lt_tile(cs, floor), one_i, zero_i);
+                let renorm: i32 = tile_to_scalar(low.reshape(shape![]));
+                for _r in 0i32..renorm {
+                    s = s * cs.broadcast(shape![BK, BV]);
+                    cs = one_f;
+                }
+                sq + delta * kq
+            } else if FUSE == 4i32 {
+                // FUSE 3's step with k . q read (`dt`), the two state reductions used as they come.
+                let qb: Tile<f32, { [BK, BV] }> = qf.broadcast(shape![BK, BV]);
+                let kq: Tile<f32, { [1, BV] }> = dt.reshape(shape![1, 1]).broadcast(shape![1, BV]);
+                let d: Tile<f32, { [1, BV] }> = decay.broadcast(shape![1, BV]);
+                let kv: Tile<f32, { [BV] }> = reduce_sum(s * kb, 0i32);
+                let sq: Tile<f32, { [BV] }> = reduce_sum(s * qb, 0i32);
+                let kv: Tile<f32, { [1, BV] }> = kv.reshape(shape![1, BV]) * d;
+                let sq: Tile<f32, { [1, BV] }> = sq.reshape(shape![1, BV]) * d;
+                let delta: Tile<f32, { [1, BV] }> = (vf - kv) * bb;
+                let step: Tile<f32, { [BK, BV] }> = kb * delta.broadcast(shape![BK, BV]);
+                s = fma(s, decay.broadcast(shape![BK, BV]), step, rounding::NearestEven, ftz::Disabled);
+                sq + delta * kq
             } else {
                 let qb: Tile<f32, { [BK, BV] }> = qf.broadcast(shape![BK, BV]);
                 // k . q does not depend on the state.
@@ -191,7 +255,9 @@ pub mod portbench_gdr {
 
         if FINAL == 1i32 {
             let mut final_p: PartitionMut<f32, { [1, 1, BK, BV] }> = unsafe { final_state.partition_full_mut(shape![1, 1, BK, BV]) };
-            let st: Tile<f32, { [1, 1, BK, BV] }> = s.reshape(shape![1, 1, BK, BV]);
+            // FUSE 5 holds S~ (S = c S~); the others' c stays 1.
+            let sf: Tile<f32, { [BK, BV] }> = if FUSE == 5i32 { s * cs.broadcast(shape![BK, BV]) } else { s };
+            let st: Tile<f32, { [1, 1, BK, BV] }> = sf.reshape(shape![1, 1, BK, BV]);
             unsafe { store_view_tko_mut(&mut final_p, st, [bi, hi, 0i32, vi], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
         }
     }
@@ -229,6 +295,7 @@ pub mod portbench_gdr {
         o: &Tensor<E, { [-1, -1, -1, -1] }>,
         initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
         final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        #[allow(unused_variables)] qk_dot: &Tensor<f32, { [-1, -1, -1] }>,
         q_scale: f32,
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();
@@ -419,6 +486,51 @@ pub mod portbench_gdr {
         }
     }
 
+    /// Token `t`'s `k . q` from the `qk_dot [B, T, H]` tensor when `FUSE` = 4 (see [`ld1`]), else a
+    /// zero that is never used (`qk_dot` is then a null pointer: no partition of it is made).
+    fn ld_dot<const FUSE: i32, const TMA: i32>(qk: &Tensor<f32, { [-1, -1, -1] }>, b: i32, t: i32, h: i32) -> Tile<f32, { [1, 1, 1] }> {
+        if FUSE == 4i32 {
+            let p: Partition<f32, { [1, 1, 1] }> = qk.partition(shape![1, 1, 1]);
+            let r: Tile<f32, { [1, 1, 1] }> = ld1::<f32, TMA>(&p, b, t, h);
+            r
+        } else {
+            let r: Tile<f32, { [1, 1, 1] }> = constant(0.0f32, shape![1, 1, 1]);
+            r
+        }
+    }
+
+    /// `k . q` of each `[B T H]` row for [`gated_delta_rule`]'s `FUSE` 4: `q`, `k` seen as `[N, K]`
+    /// (N = B T H), `qk_dot` as `[N]` f32, `R` rows a block, `BK` = K rounded up to a power of two
+    /// (the zero-padded columns add nothing). The product carries the step's factors: `q_scale`,
+    /// and with `L2` = 1 `rsqrt(|q|^2 + 1e-6) rsqrt(|k|^2 + 1e-6)`.
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn gdr_qk_dot<E: ElementType, const R: i32, const BK: i32, const L2: i32>(
+        q: &Tensor<E, { [-1, -1] }>,
+        k: &Tensor<E, { [-1, -1] }>,
+        qk_dot: &Tensor<f32, { [-1] }>,
+        q_scale: f32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let q_p: Partition<E, { [R, BK] }> =
+            unsafe { make_partition_view(q, shape![R, BK], padding::Zero, dim_map::Identity, get_tensor_token(q)) };
+        let k_p: Partition<E, { [R, BK] }> =
+            unsafe { make_partition_view(k, shape![R, BK], padding::Zero, dim_map::Identity, get_tensor_token(k)) };
+        let qt: Tile<E, { [R, BK] }> = q_p.load([pid.0, 0i32]);
+        let kt: Tile<E, { [R, BK] }> = k_p.load([pid.0, 0i32]);
+        let qf: Tile<f32, { [R, BK] }> = convert_tile(qt);
+        let kf: Tile<f32, { [R, BK] }> = convert_tile(kt);
+        let d: Tile<f32, { [R] }> = reduce_sum(qf * kf, 1i32);
+        let mut r: Tile<f32, { [R] }> = d * broadcast_scalar(q_scale, shape![R]);
+        if L2 == 1i32 {
+            let eps: Tile<f32, { [R] }> = constant(1e-6f32, shape![R]);
+            let qq: Tile<f32, { [R] }> = reduce_sum(qf * qf, 1i32);
+            let kk: Tile<f32, { [R] }> = reduce_sum(kf * kf, 1i32);
+            r = r * rsqrt(qq + eps, ftz::Disabled) * rsqrt(kk + eps, ftz::Disabled);
+        }
+        let mut o_p: PartitionMut<f32, { [R] }> = unsafe { qk_dot.partition_full_mut(shape![R]) };
+        unsafe { store_view_tko_mut(&mut o_p, r, [pid.0], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+    }
+
     /// `acc + a b` for f32 tiles on the tensor cores at about 16 mantissa bits: each operand is
     /// split into bf16 `hi + lo` (`lo = bf16(x - hi)`), and `lo lo` is dropped (2^-16 of the
     /// product). f32 accumulation.
@@ -466,6 +578,7 @@ pub mod portbench_gdr {
         o: &Tensor<E, { [-1, -1, -1, -1] }>,
         initial_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
         final_state: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        #[allow(unused_variables)] qk_dot: &Tensor<f32, { [-1, -1, -1] }>,
         q_scale: f32,
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();

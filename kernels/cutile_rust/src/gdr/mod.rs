@@ -10,6 +10,6 @@ pub use kernels::portbench_gdr;
 /// The `#[cutile::module]` AST function and name of the module holding `kernel`, when it is
 /// one of this module's kernels.
 pub fn module_of(kernel: &str) -> Option<(fn() -> cutile::cutile_compiler::ast::Module, &'static str)> {
-    const KERNELS: &[&str] = &["gated_delta_rule", "gated_delta_rule_chunked", "gated_delta_rule_pair"];
+    const KERNELS: &[&str] = &["gated_delta_rule", "gated_delta_rule_chunked", "gated_delta_rule_pair", "gdr_qk_dot"];
     KERNELS.contains(&kernel).then_some((portbench_gdr::__module_ast_self as fn() -> _, "portbench_gdr"))
 }

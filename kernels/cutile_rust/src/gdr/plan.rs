@@ -19,6 +19,7 @@ use anyhow::{bail, ensure, Result};
 use serde_json::{json, Map, Value};
 
 use crate::abi::{KernelArg, LitValue, ScalarType};
+use crate::decode::plan::{Scratch, StagedPlan};
 use crate::plan::{
     grid_of, param_bool_or, param_i64, param_int_or, param_str, param_str_or, pow2_ceil, specialization_json, tensor_arg,
     Candidates, Overrides, Plan, TensorLayout,
@@ -43,7 +44,9 @@ pub struct GdrTiles {
     /// kernel.
     pub chunk: i64,
     /// The sequential kernel's `FUSE`: 0 tilegym's step (the output reduced from the updated
-    /// state), 1 both reductions from the decayed state, 2 those as one reduction.
+    /// state), 1 both reductions from the decayed state, 2 those as one reduction,
+    /// 3 as 1 with the decay folded into the update, 4 as 3 with `k . q` from a first kernel,
+    /// 5 as 3 with the decay deferred (`S = c S~`: the update one fma per element).
     pub fuse: i32,
     /// The sequential kernel's `PF`: how many steps ahead its inputs are loaded (0: at the step).
     pub prefetch: i32,
@@ -97,7 +100,9 @@ pub const CHUNK: i64 = 64;
 /// those and 32 columns at occupancy 4 (one wave of 512 blocks for 128 heads) with their inputs
 /// prefetched one or two steps ahead, then the fma step (`FUSE` 3), also with a head's whole V in
 /// one block (128 columns, occupancy 1: half the blocks, each with twice the work between its
-/// cross-warp rounds), then two tokens a step.
+/// cross-warp rounds), then two tokens a step, then the fma step with `k . q` from a first kernel
+/// (`FUSE` 4: [`staged_candidates`]), then the deferred decay (`FUSE` 5, the record's choice for
+/// chunk_gated_delta_rule on the H200).
 pub fn candidates_list() -> Vec<GdrTiles> {
     vec![
         tiles(64, 2),
@@ -133,6 +138,16 @@ pub fn candidates_list() -> Vec<GdrTiles> {
         paired(32, 4, 1),
         paired(16, 2, 0),
         paired(16, 2, 1),
+        fused(64, 2, 4),
+        prefetched(64, 2, 4, 1, true),
+        prefetched(32, 4, 4, 1, true),
+        prefetched(16, 2, 4, 1, true),
+        fused(128, 1, 4),
+        prefetched(128, 1, 4, 1, true),
+        fused(64, 2, 5),
+        prefetched(64, 2, 5, 1, true),
+        fused(16, 2, 5),
+        prefetched(16, 2, 5, 1, true),
     ]
 }
 
@@ -225,6 +240,16 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
         args.push(if present { tensor_arg(&layout, None) } else { KernelArg::Absent { name: name.into(), rank: 4 } });
         tensors.push(layout);
     }
+    // FUSE 4 reads the first kernel's `k . q` from the scratch tensor `qk_dot [B, T, H]`.
+    let dots = t.fuse == 4 && t.chunk == 0 && !t.pair;
+    let dims = if dots { [s.b, s.t, s.h] } else { [1, 1, 1] };
+    let qk = TensorLayout::contiguous(QK_DOT, &dims, 4);
+    args.push(if dots {
+        KernelArg::Scratch { name: QK_DOT.into(), shape: qk.shape.clone(), strides: qk.strides.clone(), partition: None }
+    } else {
+        KernelArg::Absent { name: QK_DOT.into(), rank: 3 }
+    });
+    tensors.push(qk);
     let q_scale = 1.0 / (s.k as f64).sqrt();
     args.push(KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) });
     let flags = [s.init, s.final_state, s.l2].map(|f| i32::from(f).to_string());
@@ -261,6 +286,8 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
                 0 => "o = S^T q after the update (tilegym's)",
                 1 => "o = S'^T q + delta (k.q): both reductions from the decayed state S'",
                 3 => "o = S'^T q + delta (k.q), both reductions from S scaled by exp(g) afterwards, S' = S exp(g) + k delta^T as one fma",
+                4 => "as the fma step (S' = S exp(g) + k delta^T), with k.q from the first kernel (gdr_qk_dot) instead of a reduction at the step",
+                5 => "o = c S~^T q + delta (k.q) with S = c S~, c the decays' product: S~ <- S~ + k (delta / c)^T as one fma, S~ renormalised after the update when c < 2^-20",
                 _ => "o = S'^T q + delta (k.q), S'^T k and S'^T q as one [2, BK, BV] reduction",
             }),
         );
@@ -321,6 +348,72 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     })
 }
 
+/// The scratch tensor of the `k . q` products (`FUSE` 4), f32 `[B, T, H]`.
+pub const QK_DOT: &str = "qk_dot";
+
+/// The first kernel of a `FUSE` 4 plan: `k . q` of every (batch, token, head) row into `qk_dot`,
+/// `q` and `k` seen as `[B T H, K]`, 8192 elements a tile (64 rows at K 128).
+fn qk_dot_stage(params: &Value, variant: &str) -> Result<Plan> {
+    let s = shape_of(params)?;
+    let bk = pow2_ceil(s.k).max(16);
+    let rows = (8192 / bk).min(128);
+    let n = s.b * s.t * s.h;
+    let q = TensorLayout::contiguous("q", &[n, s.k], s.bytes);
+    let k = TensorLayout::contiguous("k", &[n, s.k], s.bytes);
+    let qk = TensorLayout::contiguous(QK_DOT, &[n], 4);
+    let view = |t: &TensorLayout| KernelArg::View { name: t.name.clone(), offset: 0, shape: t.shape.clone(), strides: t.strides.clone(), partition: None };
+    let q_scale = 1.0 / (s.k as f64).sqrt();
+    let args = vec![
+        view(&q),
+        view(&k),
+        KernelArg::Scratch { name: QK_DOT.into(), shape: qk.shape.clone(), strides: qk.strides.clone(), partition: None },
+        KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) },
+    ];
+    let tensors = vec![q, k, qk];
+    let l2 = i32::from(s.l2);
+    let mut tuning = Map::new();
+    tuning.insert("kernel".into(), json!("gdr_qk_dot"));
+    tuning.insert("rows".into(), json!(rows));
+    tuning.insert("block_k".into(), json!(bk));
+    tuning.insert("use_l2".into(), json!(s.l2));
+    tuning.insert("specialization".into(), specialization_json(&tensors));
+    Ok(Plan {
+        kernel: "gdr_qk_dot",
+        elem: s.elem,
+        generics: vec![s.elem.to_string(), rows.to_string(), bk.to_string(), l2.to_string()],
+        tensors,
+        args,
+        grid: grid_of(&[n], &[rows])?,
+        stem: format!("gdr_qkdot_{}_r{rows}_k{bk}_l{l2}", s.elem),
+        variant: variant.to_string(),
+        occupancy: None,
+        worker_warps: None,
+        extra_launches: Vec::new(),
+        tuning,
+    })
+}
+
+/// [`candidates`] as launch plans: one kernel, or for `FUSE` 4 the `k . q` kernel then the
+/// recurrence, sharing `qk_dot`. The plan's `tuning` is the recurrence's (with `kernels` naming
+/// both when there are two).
+pub fn staged_candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<Option<Vec<StagedPlan>>> {
+    let Some(cands) = candidates(op, params, o, t)? else { return Ok(None) };
+    let mut plans = Vec::new();
+    for p in cands.plans {
+        let mut tuning = p.tuning.clone();
+        let reads_dots = p.args.iter().any(|a| matches!(a, KernelArg::Scratch { name, .. } if name == QK_DOT));
+        let (scratch, stages) = if reads_dots {
+            let s = shape_of(params)?;
+            tuning.insert("kernels".into(), json!(["gdr_qk_dot", p.kernel]));
+            (vec![Scratch { name: QK_DOT.into(), bytes: s.b * s.t * s.h * 4 }], vec![qk_dot_stage(params, &p.variant)?, p])
+        } else {
+            (Vec::new(), vec![p])
+        };
+        plans.push(StagedPlan { variant: stages.last().expect("a stage").variant.clone(), tuning, scratch, stages });
+    }
+    Ok(Some(plans))
+}
+
 /// The default plan first, then the variants that apply (names are the knobs, duplicates
 /// dropped); `Ok(None)` for operators not in [`OPERATORS`].
 pub fn candidates(op: &str, params: &Value, o: Overrides, _t: &Target) -> Result<Option<Candidates>> {
@@ -374,8 +467,8 @@ mod tests {
         assert_eq!(p.generics, ["bf16", "bf16", "128", "64", "0", "1", "0", "0", "0", "0"]);
         assert_eq!(p.variant, "bv64_o2");
         let ps = entry_params(&p.args);
-        // q, k, v, o: 1 + 4 + 4; g, beta: 1 + 3 + 3; two states 1 + 4 + 4; q_scale.
-        assert_eq!(ps.len(), 4 * 9 + 2 * 7 + 2 * 9 + 1);
+        // q, k, v, o: 1 + 4 + 4; g, beta: 1 + 3 + 3; two states 1 + 4 + 4; qk_dot 1 + 3 + 3; q_scale.
+        assert_eq!(ps.len(), 4 * 9 + 2 * 7 + 2 * 9 + 7 + 1);
         assert_eq!(ps[0].param, Param::Ptr { tensor: "q".into() });
         assert_eq!(ps[27].param, Param::Ptr { tensor: "g".into() });
         assert_eq!(ps[34].param, Param::Ptr { tensor: "beta".into() });
@@ -385,7 +478,9 @@ mod tests {
         assert!(ps[51..59].iter().all(|e| e.param == Param::Literal { ty: ScalarType::I32, value: LitValue::Int(1) }));
         assert_eq!(ps[59].param, Param::Ptr { tensor: "final_state".into() });
         assert_eq!(ps[60].param, Param::Extent { tensor: "final_state".into(), dim: 0, ty: ScalarType::I32 });
-        let Param::Literal { value: LitValue::Float(s), .. } = ps[68].param else { panic!("q_scale") };
+        // Only FUSE 4 reads k . q from the first kernel: a null pointer here.
+        assert_eq!(ps[68].param, Param::Null);
+        let Param::Literal { value: LitValue::Float(s), .. } = ps[75].param else { panic!("q_scale") };
         assert_eq!(s, (1.0f64 / 128f64.sqrt()) as f32 as f64);
     }
 
@@ -409,7 +504,7 @@ mod tests {
             [
                 "bv32_o2", "bv16_o2", "bv16_o4", "bv8_o4", "bv8_o6", "bv32_o2_f2", "bv16_o2_f1", "bv16_o2_f2", "bv32_o4_f1_p1", "bv32_o4_f1_p1t",
                 "bv16_o2_p1", "bv16_o2_p2", "bv16_o2_p1t", "bv8_o4_p2", "bv32_o4_f3_p1t", "bv16_o2_f3_p1t", "pair_bv32_o4", "pair_bv32_o4_p1t",
-                "pair_bv16_o2", "pair_bv16_o2_p1t"
+                "pair_bv16_o2", "pair_bv16_o2_p1t", "bv32_o4_f4_p1t", "bv16_o2_f4_p1t", "bv16_o2_f5", "bv16_o2_f5_p1t"
             ],
             "V 24: no chunked, fused or prefetching plan of 64 columns"
         );
@@ -466,6 +561,37 @@ mod tests {
         let q = cands.find("pair_bv64_o2_p1t").expect("prefetching pair variant");
         assert_eq!(q.generics[7], "1");
         assert_ne!(q.stem, p.stem);
+    }
+
+    #[test]
+    fn the_dot_product_plans_are_two_kernels_sharing_a_scratch_tensor() {
+        let c = cfg(100, json!({"K": 96, "use_l2": true}));
+        let plans = staged_candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let names: Vec<&str> = plans.iter().map(|p| p.variant.as_str()).collect();
+        assert_eq!(names, candidates("chunk_gated_delta_rule", &c, Overrides::default(), &Target::h200()).unwrap().unwrap().names());
+        // One kernel and no scratch, except FUSE 4.
+        for p in &plans {
+            assert_eq!(p.stages.len(), if p.variant.contains("_f4") { 2 } else { 1 }, "{}", p.variant);
+            assert_eq!(p.scratch.is_empty(), p.stages.len() == 1, "{}", p.variant);
+        }
+        let p = plans.iter().find(|p| p.variant == "bv64_o2_f4_p1t").expect("f4 variant");
+        // B 2, T 100, H 4: one f32 per (batch, token, head).
+        assert_eq!(p.scratch, [Scratch { name: QK_DOT.into(), bytes: 2 * 100 * 4 * 4 }]);
+        assert_eq!(p.tuning["kernels"], json!(["gdr_qk_dot", "gated_delta_rule"]));
+        let (dots, step) = (&p.stages[0], &p.stages[1]);
+        // K 96 -> BK 128, 64 rows a block over 800 rows.
+        assert_eq!((dots.kernel, dots.generics.clone(), dots.grid), ("gdr_qk_dot", vec!["bf16".to_string(), "64".into(), "128".into(), "1".into()], [13, 1, 1]));
+        let dp = entry_params(&dots.args);
+        assert_eq!(dp[0].param, Param::Ptr { tensor: "q".into() });
+        // q seen as [B T H, K]: 800 rows of 96.
+        assert_eq!(dp[1].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(800) });
+        assert_eq!(dp[2].param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(96) });
+        let at = |ps: &[crate::abi::EntryParam], name: &str| ps.iter().position(|e| e.param == Param::Scratch { name: name.into() });
+        let sp = entry_params(&step.args);
+        assert_eq!(at(&sp, QK_DOT), Some(68), "the step reads the scratch tensor where the others bind a null pointer");
+        assert!(at(&dp, QK_DOT).is_some());
+        assert_eq!(step.generics[7], "4");
+        assert!(step.tuning["step"].as_str().unwrap().contains("gdr_qk_dot"));
     }
 
     #[test]
