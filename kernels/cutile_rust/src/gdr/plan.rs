@@ -22,7 +22,7 @@ use crate::abi::{KernelArg, LitValue, ScalarType};
 use crate::decode::plan::{Scratch, StagedPlan};
 use crate::plan::{
     grid_of, param_bool_or, param_i64, param_int_or, param_str, param_str_or, pow2_ceil, specialization_json, tensor_arg,
-    Candidates, Overrides, Plan, TensorLayout,
+    view_arg_at, Candidates, Overrides, Plan, TensorLayout,
 };
 use crate::target::Target;
 
@@ -244,14 +244,10 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     let dots = t.fuse == 4 && t.chunk == 0 && !t.pair;
     let dims = if dots { [s.b, s.t, s.h] } else { [1, 1, 1] };
     let qk = TensorLayout::contiguous(QK_DOT, &dims, 4);
-    args.push(if dots {
-        KernelArg::Scratch { name: QK_DOT.into(), shape: qk.shape.clone(), strides: qk.strides.clone(), partition: None }
-    } else {
-        KernelArg::Absent { name: QK_DOT.into(), rank: 3 }
-    });
+    args.push(if dots { scratch_arg(&qk) } else { KernelArg::Absent { name: QK_DOT.into(), rank: 3 } });
     tensors.push(qk);
-    let q_scale = 1.0 / (s.k as f64).sqrt();
-    args.push(KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) });
+    let q_scale = q_scale_of(s.k);
+    args.push(q_scale_arg(q_scale));
     let flags = [s.init, s.final_state, s.l2].map(|f| i32::from(f).to_string());
     let mut tuning = Map::new();
     let kernel = match (t.chunk > 0, t.pair) {
@@ -306,7 +302,7 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
     tuning.insert("use_init".into(), json!(s.init));
     tuning.insert("out_final".into(), json!(s.final_state));
     tuning.insert("use_l2".into(), json!(s.l2));
-    tuning.insert("q_scale".into(), json!(q_scale as f32 as f64));
+    tuning.insert("q_scale".into(), json!(q_scale));
     tuning.insert("g_dtype".into(), json!(s.g_elem));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
@@ -351,6 +347,20 @@ fn plan_gdr(op: &str, params: &Value, t: GdrTiles) -> Result<Plan> {
 /// The scratch tensor of the `k . q` products (`FUSE` 4), f32 `[B, T, H]`.
 pub const QK_DOT: &str = "qk_dot";
 
+/// `1 / sqrt(K)` as the kernels' f32 literal.
+fn q_scale_of(k: i64) -> f64 {
+    (1.0 / (k as f64).sqrt()) as f32 as f64
+}
+
+fn q_scale_arg(q_scale: f64) -> KernelArg {
+    KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale) }
+}
+
+/// The plan's scratch buffer seen as `t` (its name, shape and strides).
+fn scratch_arg(t: &TensorLayout) -> KernelArg {
+    KernelArg::Scratch { name: t.name.clone(), shape: t.shape.clone(), strides: t.strides.clone(), partition: None }
+}
+
 /// The first kernel of a `FUSE` 4 plan: `k . q` of every (batch, token, head) row into `qk_dot`,
 /// `q` and `k` seen as `[B T H, K]`, 8192 elements a tile (64 rows at K 128).
 fn qk_dot_stage(params: &Value, variant: &str) -> Result<Plan> {
@@ -361,14 +371,7 @@ fn qk_dot_stage(params: &Value, variant: &str) -> Result<Plan> {
     let q = TensorLayout::contiguous("q", &[n, s.k], s.bytes);
     let k = TensorLayout::contiguous("k", &[n, s.k], s.bytes);
     let qk = TensorLayout::contiguous(QK_DOT, &[n], 4);
-    let view = |t: &TensorLayout| KernelArg::View { name: t.name.clone(), offset: 0, shape: t.shape.clone(), strides: t.strides.clone(), partition: None };
-    let q_scale = 1.0 / (s.k as f64).sqrt();
-    let args = vec![
-        view(&q),
-        view(&k),
-        KernelArg::Scratch { name: QK_DOT.into(), shape: qk.shape.clone(), strides: qk.strides.clone(), partition: None },
-        KernelArg::Scalar { name: "q_scale".into(), ty: ScalarType::F32, value: LitValue::Float(q_scale as f32 as f64) },
-    ];
+    let args = vec![view_arg_at(&q, 0, None), view_arg_at(&k, 0, None), scratch_arg(&qk), q_scale_arg(q_scale_of(s.k))];
     let tensors = vec![q, k, qk];
     let l2 = i32::from(s.l2);
     let mut tuning = Map::new();
