@@ -84,8 +84,7 @@ sampler::sampler(cuda::context_ptr ctx, cupti_tracer& tracer, const sm_clock& cl
       m_stream(ctx),
       m_start(ctx),
       m_end(ctx),
-      // Writing twice the L2 size through it evicts whatever a previous sample left there.
-      m_l2_flush(ctx, static_cast<std::size_t>(std::max(ctx->info().l2_bytes, 1 << 20)) * 2) {}
+      m_l2_flush(ctx) {}
 
 void sampler::run_untimed(const plan_under_test& p, const verify::device_tensors& tensors) const {
   m_tracer.push(k_harness_id);
@@ -100,14 +99,14 @@ void sampler::run_untimed(const plan_under_test& p, const verify::device_tensors
 }
 
 void sampler::take_sample(const plan_under_test& p, const verify::device_tensors& tensors, side_result& out) {
-  const auto& api = m_ctx->api();
   std::uint64_t id = m_next_id++;
   sample s;
   s.poison = poison_pattern(id);
   tensors.poison_outputs_async(m_stream, s.poison);
   if (m_cold_l2) {
-    PB_CU(api.cuMemsetD32Async(m_l2_flush.address(), static_cast<unsigned>(id), m_l2_flush.size() / 4, m_stream.native()));
-    PB_CU(api.cuCtxResetPersistingL2Cache());
+    m_tracer.push(k_harness_id);
+    m_l2_flush.enqueue(m_stream);
+    m_tracer.pop();
   }
   m_tracer.push(id);
   try {

@@ -137,7 +137,7 @@ plan_estimate estimate(sweep_plan& plan, const estimate_options& opt) {
   constexpr double k_device_bytes_per_s = 3.0e12;  // a kernel's bytes at copy bandwidth
   constexpr double k_device_flops = 5.0e14;
   constexpr double k_sample_overhead_s = 30e-6;    // poison, events, the poison counter
-  constexpr double k_l2_flush_s = 100e-6;          // writing twice the L2
+  constexpr double k_l2_flush_s = 100e-6;          // reading twice the L2 (measure/l2_flush.hpp)
   constexpr double k_item_overhead_s = 0.05;       // module load, bookkeeping, report
   constexpr double k_worker_startup_s = 1.5;       // context, CUPTI, NVRTC helpers
   const auto& t = opt.timing;

@@ -25,11 +25,16 @@ std::string file_sha256(const std::filesystem::path& p) {
 
 std::string short_hash(const std::string& h) { return h.substr(0, 12); }
 
+constexpr const char* k_l2_flush_method = "read twice the L2 size (clean)";
+
 json timing_json(const execute_options& e) {
   const auto& t = e.timing;
   return {{"warmup_launches", t.warmup_launches}, {"min_samples", t.min_samples},
           {"max_samples", t.max_samples},         {"target_rel_ci", t.target_rel_ci},
           {"time_cap_s", t.time_cap_s},           {"cold_l2", t.cold_l2},
+          // How the L2 is made cold: files without this key flushed by overwriting a buffer
+          // (dirty lines the timed kernel wrote back), not comparable (measure/l2_flush.hpp).
+          {"l2_flush", t.cold_l2 ? k_l2_flush_method : "none"},
           {"throttle_fraction", t.throttle_fraction},
           {"vary_inputs", e.vary_inputs},         {"runs", e.runs}};
 }
@@ -192,6 +197,9 @@ std::vector<std::string> resume_conflicts(const store::provenance& file, const s
       auto it = ft.find(key);
       if (it != ft.end() && *it != value) {
         out.push_back("timing option " + key + ": the file has " + it->dump() + ", this call " + value.dump());
+      } else if (it == ft.end() && key == "l2_flush") {
+        out.push_back("timing option l2_flush: the file records none (its L2 was flushed by overwriting), this call " +
+                      value.dump());
       }
     }
   }

@@ -303,6 +303,27 @@ TEST(Resume, ConflictsNameEachDifferenceAndAllowMoreRunsAndFewerOperators) {
   EXPECT_EQ(ps::resume_conflicts(file, call).at(0), "bundles: the file has no port bundle for operator 'matmul'");
 }
 
+TEST(Resume, AFileFlushedTheOldWayIsRefused) {
+  // Files written before the clean L2 flush have no l2_flush timing option: their times include
+  // the write-back of the flush's dirty lines, so this call's samples must not join them.
+  auto plan = ps::plan_sweep(python_to_rust());
+  ps::execute_options e;
+  ps::device_description d{0, {{"gpu_name", "NVIDIA H200"}}};
+  const auto call = ps::make_provenance(plan, e, &d, "portbench run");
+  auto timing = nlohmann::json::parse(call.extra.at("timing"));
+  ASSERT_EQ(timing.at("l2_flush"), "read twice the L2 size (clean)");
+  auto file = call;
+  timing.erase("l2_flush");
+  file.extra["timing"] = timing.dump();
+  const auto c = ps::resume_conflicts(file, call);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0], "timing option l2_flush: the file records none (its L2 was flushed by overwriting), this call "
+                  "\"read twice the L2 size (clean)\"");
+  auto warm = e;
+  warm.timing.cold_l2 = false;
+  EXPECT_EQ(nlohmann::json::parse(ps::make_provenance(plan, warm, &d, "x").extra.at("timing")).at("l2_flush"), "none");
+}
+
 TEST(Estimate, GrowsWithBytesRunsAndTheTimeCap) {
   auto plan = ps::plan_sweep(python_to_rust());
   const auto one = ps::estimate(plan, {.runs = 1});

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Paired, interleaved sampling of a reference and a port plan on the same buffers: cold L2
-// before each sample, ABBA order, CUPTI device time attributed by correlation id, CUDA event
-// time beside it, SM clock per sample, and proof of execution for every timed launch.
+// Paired, interleaved sampling of a reference and a port plan on the same buffers: a cold, clean
+// L2 before each sample (l2_flush.hpp), ABBA order, CUPTI device time attributed by correlation
+// id, CUDA event time beside it, SM clock per sample, and proof of execution for every timed
+// launch.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,6 +12,7 @@
 #include "portbench/bundle/steps.hpp"
 #include "portbench/cuda/stream.hpp"
 #include "portbench/measure/cupti_tracer.hpp"
+#include "portbench/measure/l2_flush.hpp"
 #include "portbench/measure/output_guard.hpp"
 #include "portbench/measure/sm_clock.hpp"
 #include "portbench/measure/timing_checks.hpp"
@@ -81,7 +83,7 @@ class sampler {
   const output_guard& m_guard;
   cuda::stream m_stream;
   cuda::event m_start, m_end;
-  cuda::device_buffer m_l2_flush;
+  l2_flush m_l2_flush;
   std::uint64_t m_next_id = 1;
   std::vector<pending> m_window;
   double m_timed_ns = 0;
