@@ -11,7 +11,8 @@
 # operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
 # PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (cuBLAS and Triton
 # fp16/bf16 product sums against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT,
-# _RUNS), PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices), PORTBENCH_VARIANTS_SUITE
+# _RUNS, _BEFORE_BIN), PORTBENCH_DECODE_FLOOR (a copy's and a read's time per byte count),
+# PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices), PORTBENCH_VARIANTS_SUITE
 # (every variant's numerics in _DIRS on that suite); PORTBENCH_SKIP_TESTS
 # skips the gpu tests.
 set -uo pipefail
@@ -182,23 +183,46 @@ if [[ -n "${PORTBENCH_GEMM_PROBE:-}" ]]; then
   echo "== gemm accumulation probe (scripts/probe_gemm_accumulation.py) =="
   timeout "$(left_s 90)" python3 scripts/probe_gemm_accumulation.py 2>&1 | tee "$OUT/gemm_probe.txt"
 fi
+# A few operators paired (a port change checked before a whole sweep): run, report, diagnose,
+# and the bandwidth of each operator's three largest configurations. pairs NAME BIN.
+pairs() {
+  local name="$1" bin="$2"
+  echo "== $name: ${ref[*]} -> ${port[*]} on $PORTBENCH_PAIRS_SUITE ($bin) =="
+  local t0
+  t0=$(date +%s)
+  timeout "$(left_s "${PORTBENCH_PAIRS_TIMEOUT:-200}")" "$bin" run --ref "${ref[@]}" --port "${port[@]}" --suite "$PORTBENCH_PAIRS_SUITE" \
+    --runs "${PORTBENCH_PAIRS_RUNS:-2}" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/$name.h5" --overwrite \
+    > "$OUT/$name.txt" 2>&1
+  echo "$name run exit $?, $(( $(date +%s) - t0 )) s"
+  grep -v "not paired" "$OUT/$name.txt" | tail -5
+  "$bin" report "$OUT/$name.h5" --format md > "$OUT/${name}_report.md" 2>&1
+  grep -E "^\| " "$OUT/${name}_report.md" | head -30
+  "$bin" diagnose "$OUT/$name.h5" --bundles "${ref[@]}" "${port[@]}" --no-sass --format md > "$OUT/${name}_diagnose.md" 2>&1
+  "$BIN" cost --suite "$PORTBENCH_PAIRS_SUITE" > "$OUT/pairs_cost.jsonl" 2>/dev/null &&
+    python3 scripts/bandwidth_table.py --top 3 "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 | tee "$OUT/${name}_bandwidth.txt"
+  cp "$OUT/$name.h5" "$FINAL"/ 2>/dev/null
+}
 if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
-  # A few operators paired (a port change checked before a whole sweep): run, report, diagnose.
   # _REF and _PORT may each list several folders (space-separated), e.g. the tuned bundles of
   # this call's tune stage beside the chosen ones.
   read -ra ref <<< "${PORTBENCH_PAIRS_REF:-bundles-chosen/tilegym}"
   read -ra port <<< "${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}"
-  echo "== pairs: ${ref[*]} -> ${port[*]} on $PORTBENCH_PAIRS_SUITE =="
-  t0=$(date +%s)
-  timeout "$(left_s "${PORTBENCH_PAIRS_TIMEOUT:-200}")" "$BIN" run --ref "${ref[@]}" --port "${port[@]}" --suite "$PORTBENCH_PAIRS_SUITE" \
-    --runs "${PORTBENCH_PAIRS_RUNS:-2}" --time-cap 0.2 --min-samples 8 --timeout 120 --out "$OUT/pairs.h5" --overwrite \
-    > "$OUT/pairs.txt" 2>&1
-  echo "pairs run exit $?, $(( $(date +%s) - t0 )) s"
-  grep -v "not paired" "$OUT/pairs.txt" | tail -5
-  "$BIN" report "$OUT/pairs.h5" --format md > "$OUT/pairs_report.md" 2>&1
-  grep -E "^\| " "$OUT/pairs_report.md" | head -30
-  "$BIN" diagnose "$OUT/pairs.h5" --bundles "${ref[@]}" "${port[@]}" --no-sass --format md > "$OUT/pairs_diagnose.md" 2>&1
-  cp "$OUT/pairs.h5" "$FINAL"/ 2>/dev/null
+  COPY_GBPS=$(timeout 60 python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
+  echo "copy bandwidth $COPY_GBPS GB/s"
+  pairs pairs "$BIN"
+  # PORTBENCH_PAIRS_BEFORE_BIN: the same pairs with another portbench binary (an earlier
+  # revision's, carried): a harness change's before and after on one GPU and the same bundles.
+  if [[ -n "${PORTBENCH_PAIRS_BEFORE_BIN:-}" ]]; then
+    pairs pairs_before "$PORTBENCH_PAIRS_BEFORE_BIN"
+  fi
+fi
+# PORTBENCH_DECODE_FLOOR="NAME=BYTES ...": what any kernel (a copy, a read, a read and a second
+# kernel) reaches moving those bytes with a cold, clean L2 (scripts/decode_floor.py).
+if [[ -n "${PORTBENCH_DECODE_FLOOR:-}" ]]; then
+  echo "== decode floor (scripts/decode_floor.py) =="
+  gbps=${COPY_GBPS:-$(timeout 60 python3 scripts/copy_bandwidth.py)}
+  # shellcheck disable=SC2086
+  timeout "$(left_s 120)" python3 scripts/decode_floor.py "$gbps" $PORTBENCH_DECODE_FLOOR 2>&1 | tee "$OUT/floor.txt"
 fi
 if [[ -n "${PORTBENCH_CORPUS:-}" && -d "${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python}" ]]; then
   echo "== operator corpus: ${PORTBENCH_CORPUS_REF:-bundles-tilegym/cutile_python} -> ${PORTBENCH_CORPUS_PORT:-bundles-tilegym/cutile_rust} =="

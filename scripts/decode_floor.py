@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""What any kernel reaches on this GPU when it moves a decode configuration's minimum bytes, with
+a cold, clean L2 as portbench times (a buffer of twice the L2 read before every repetition). Per byte
+count B, the median device time (torch.profiler, CUPTI underneath) of
+  copy     one copy moving B bytes (B/2 read, B/2 written): the yardstick's own operation
+  read     one kernel reading B bytes (a sum; it writes a few bytes)
+  read+1   that read and a second, one-element kernel: the floor of a two-kernel plan (a pass
+           and its reduce), whose device time portbench sums
+and each as a share of the large copy's bandwidth (the issue's 80% figure).
+
+Usage: decode_floor.py COPY_GBPS NAME=BYTES ...   (on the GPU host)"""
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+REPS = 20
+
+
+def device_times(step, flush, kernels_per_rep):
+    """Median over REPS of the summed device time (us) of the kernels `step` launches, each
+    repetition after `flush` (one kernel, dropped by its place in the order)."""
+    step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(REPS):
+            flush()
+            step()
+        torch.cuda.synchronize()
+    # Memsets are torch's own (a large sum's semaphore), not work of the step.
+    events = sorted((e for e in prof.events() if e.device_type.name == "CUDA" and e.device_time > 0
+                     and not e.name.startswith("Memset")), key=lambda e: e.time_range.start)
+    per = 1 + kernels_per_rep
+    if len(events) != REPS * per:
+        raise SystemExit(f"decode_floor: the profiler saw {len(events)} kernels, expected {REPS * per}: "
+                         + ", ".join(sorted({e.name[:60] for e in events})))
+    sums = sorted(sum(e.device_time for e in events[i + 1:i + per]) for i in range(0, len(events), per))
+    return sums[len(sums) // 2]
+
+
+def main(argv):
+    if len(argv) < 2 or any("=" not in a for a in argv[1:]):
+        sys.exit(__doc__)
+    copy_gbps = float(argv[0])
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    # As portbench's sampler flushes (harness/measure/l2_flush.hpp): a read of twice the L2, which
+    # leaves it cold and clean.
+    flush_buf = torch.ones(2 * l2 // 4, dtype=torch.float32, device="cuda")
+    flush_out = torch.empty((), dtype=torch.float32, device="cuda")
+    flush = lambda: torch.sum(flush_buf, dim=0, out=flush_out)  # noqa: E731
+    tiny = torch.ones(1, device="cuda")
+    print(f"L2 {l2 >> 20} MiB, copy bandwidth {copy_gbps:.0f} GB/s; 80% of it in us per case")
+    print(f"{'case':28s} {'MB':>7s} {'80% us':>7s} {'copy us':>8s} {'%':>6s} {'read us':>8s} {'%':>6s} {'read+1 us':>9s} {'%':>6s}")
+    for arg in argv[1:]:
+        name, moved = arg.split("=", 1)
+        moved = int(moved)
+        # Random halves: no all-zero data, and the sum reads every byte.
+        half = torch.randn(max(1, moved // 2 // 2), dtype=torch.float16, device="cuda")
+        dst = torch.empty_like(half)
+        whole = torch.randn(max(1, moved // 2), dtype=torch.float16, device="cuda")
+        out = torch.empty((), dtype=torch.float32, device="cuda")
+        read = lambda: torch.sum(whole, dim=0, dtype=torch.float32, out=out)  # noqa: E731
+        copy_us = device_times(lambda: dst.copy_(half), flush, 1)
+        read_us = device_times(read, flush, 1)
+        both_us = device_times(lambda: (read(), torch.neg(tiny, out=tiny)), flush, 2)
+        bound_us = moved / (0.8 * copy_gbps * 1e3)
+        pct = lambda us: 100.0 * moved / (us * 1e3) / copy_gbps  # noqa: E731
+        print(f"{name:28s} {moved / 1e6:7.1f} {bound_us:7.2f} {copy_us:8.2f} {pct(copy_us):6.1f} {read_us:8.2f} "
+              f"{pct(read_us):6.1f} {both_us:9.2f} {pct(both_us):6.1f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
