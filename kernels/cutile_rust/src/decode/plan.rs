@@ -79,6 +79,16 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
 ];
 
+/// attention_sink_decode's own alternatives: its 64-wide heads make a 128-key tile 16 KB, so a
+/// 256-key tile (32 KB a load, half the steps) keeps as many bytes in flight per SM as
+/// flash_decode's 128-key tiles of 128-wide heads.
+pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
+    DecodeKnobs { bn: 256, ..DEFAULT },
+    DecodeKnobs { bn: 256, reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_DOT, ..DEFAULT },
+];
+
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
 /// time), recorded as the pass's `tiles_per_split`; returns it and the cubin stem's suffix.
 fn fixed_tiles(fixed: bool, len: i64, bn: i64, tuning: &mut Map<String, Value>) -> (i64, String) {
@@ -767,7 +777,7 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
         "attention_sink_decode" => (
             plan_attention_sink_decode(params, DEFAULT, t)?,
             // Its pass counts the key tiles at run time: no fixed-count variants.
-            ALTERNATIVES.iter().filter(|k| !k.fixed).map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
+            ALTERNATIVES.iter().chain(SINK_ALTERNATIVES).filter(|k| !k.fixed).map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
         ),
         "gemma_attention_decode" => {
             let x = gemma_shape(params)?;
@@ -1115,6 +1125,15 @@ mod tests {
         let p = plan(&w);
         assert_eq!((p.tuning["first_key"].clone(), p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(10791), json!(2), json!(128)));
         assert_eq!(entry_params(&p.stages[0].args)[53].param, lit(10791));
+        // The 256-key tiles: the same 16 splits aimed at, 1024 keys each (pow2(683) < 1024 is
+        // rounded to the tile), 11 of them; twice the waves, 2 CTAs an SM hinted: 22 of 512.
+        let all = candidates("attention_sink_decode", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let wide = all.iter().find(|p| p.variant == "n256_x1_nohint").expect("the 256-key variant");
+        assert_eq!((wide.stages[0].grid, wide.stages[0].generics[3].as_str(), wide.tuning["kv_len_per_split"].clone()), ([1, 8, 11], "256", json!(1024)));
+        assert!(all.iter().any(|p| p.variant == "n256_x1_nohint_dot"));
+        let two = all.iter().find(|p| p.variant == "n256_x2_occ2").expect("the two-wave 256-key variant");
+        assert_eq!((two.stages[0].grid, two.tuning["kv_len_per_split"].clone(), two.stages[0].occupancy), ([1, 8, 22], json!(512), Some(2)));
+        assert!(all.iter().any(|p| p.variant == "n256_x2_occ2_dot"));
         let mut bad = c.clone();
         bad["num_queries"] = json!(2);
         assert!(candidates("attention_sink_decode", &bad, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("num_queries must be 1"));
