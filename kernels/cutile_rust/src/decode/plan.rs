@@ -824,6 +824,12 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 MlaKnobs { waves: 2, bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { waves: 4, bn: 64, fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { waves: 4, bn: 32, occupancy: Some(4), fixed: true, reduce: REDUCE_NARROW, ..MLA_SPLIT_DEFAULT },
+                // One wave of 64-key tiles, no occupancy hint: a [128, 576] tile (the default's)
+                // leaves no room for a second one in flight, and the CTA waits on each (Nsight
+                // Compute, nineteenth session: 32% of DRAM throughput, half the warp stalls in
+                // the TMA barrier's wait loop). Measured beside 32-key tiles, with and without
+                // the hint or the values loaded again: only this one was faster.
+                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
             ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
@@ -1057,6 +1063,11 @@ mod tests {
         assert_eq!((x4.tuning["num_kv_splits"].clone(), x4.tuning["kv_len_per_split"].clone()), (json!(486), json!(64)));
         assert_eq!(x4.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 486]), ("splitk_reduce", [1, 16, 8])]);
         assert_eq!((x4.stages[0].generics.last().unwrap().as_str(), x4.stages[1].generics[1].as_str()), ("1", "512"));
+        // One wave of 64-key tiles without a hint: 122 splits of 256 keys, four tiles each, the
+        // reduce as a product over a 128-split tile.
+        let wide = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_dot");
+        assert_eq!((wide.stages[0].grid, wide.stages[0].occupancy, wide.stages[0].generics.last().unwrap().as_str()), ([1, 1, 122], None, "4"));
+        assert_eq!(wide.stages[1].generics, ["f16", "128", "128", "1"]);
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });
