@@ -73,6 +73,37 @@ TEST(StoreMerge, RefusesOtherSuiteOrGpuUnlessForced) {
   EXPECT_FALSE(s.notes.empty());
 }
 
+TEST(StoreMerge, RefusesFilesFlushedDifferentlyUnlessForced) {
+  // Timing options as `portbench run` records them (sweep/record.cpp): before 2026-12-04 without
+  // `l2_flush` (the overwriting flush), since then with it; --warm-l2 files flush nothing.
+  auto with_timing = [](const std::string& timing) {
+    provenance p = test_provenance();
+    p.extra["timing"] = timing;
+    return p;
+  };
+  const auto clean = with_timing(R"j({"cold_l2": true, "l2_flush": "read twice the L2 size (clean)", "runs": 4})j");
+  const auto old = with_timing(R"({"cold_l2": true, "runs": 4})");
+  const auto warm_new = with_timing(R"({"cold_l2": false, "l2_flush": "none"})");
+  const auto warm_old = with_timing(R"({"cold_l2": false})");
+  const auto hard = hard_conflicts(old, clean);
+  ASSERT_EQ(hard.size(), 1u);
+  EXPECT_EQ(hard[0], "different L2 flush ('overwrite twice the L2 size (before 2026-12-04)' vs 'read twice the L2 size "
+                     "(clean)')");
+  EXPECT_TRUE(hard_conflicts(clean, clean).empty());
+  EXPECT_TRUE(hard_conflicts(warm_old, warm_new).empty()) << "no flush either way";
+  EXPECT_EQ(hard_conflicts(warm_new, clean).size(), 1u);
+  EXPECT_TRUE(hard_conflicts(test_provenance(), clean).empty()) << "a file without timing options has nothing to compare";
+  auto a = read_results(write_shard("flush_old.h5", {0}, 1, 1000, old));
+  auto b = read_results(write_shard("flush_clean.h5", {1}, 1, 1000, clean));
+  try {
+    merge_into(a, b, {});
+    FAIL() << "merge should refuse";
+  } catch (const store_error& e) {
+    EXPECT_NE(std::string(e.what()).find("different L2 flush"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(merge_into(a, b, {.force = true}).configs_added, 1u);
+}
+
 }  // namespace
 provenance shard_provenance(const std::string& slice, std::size_t plan_configs) {
   provenance p = test_provenance();
