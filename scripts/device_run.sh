@@ -198,7 +198,7 @@ pairs() {
   "$bin" report "$OUT/$name.h5" --format md > "$OUT/${name}_report.md" 2>&1
   grep -E "^\| " "$OUT/${name}_report.md" | head -30
   "$bin" diagnose "$OUT/$name.h5" --bundles "${ref[@]}" "${port[@]}" --no-sass --format md > "$OUT/${name}_diagnose.md" 2>&1
-  "$BIN" cost --suite "$PORTBENCH_PAIRS_SUITE" > "$OUT/pairs_cost.jsonl" 2>/dev/null &&
+  [[ -s "$OUT/pairs_cost.jsonl" ]] &&
     python3 scripts/bandwidth_table.py --top 3 "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 | tee "$OUT/${name}_bandwidth.txt"
   cp "$OUT/$name.h5" "$FINAL"/ 2>/dev/null
 }
@@ -209,6 +209,8 @@ if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
   read -ra port <<< "${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}"
   COPY_GBPS=$(timeout 60 python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)
   echo "copy bandwidth $COPY_GBPS GB/s"
+  # The suite's least bytes per configuration, once for every pairs stage below.
+  "$BIN" cost --suite "$PORTBENCH_PAIRS_SUITE" > "$OUT/pairs_cost.jsonl" 2>/dev/null || rm -f "$OUT/pairs_cost.jsonl"
   pairs pairs "$BIN"
   # PORTBENCH_PAIRS_BEFORE_BIN: the same pairs with another portbench binary (an earlier
   # revision's, carried): a harness change's before and after on one GPU and the same bundles.
