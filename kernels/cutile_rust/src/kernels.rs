@@ -421,10 +421,12 @@ pub mod portbench_kernels {
     /// `s_tile*BS .. +BS` of batch `b`, all heads; `HALF = rope_dim / 2` columns per half.
     /// Columns past `rope_dim` are neither read nor written (in place, they pass through).
     /// `C` is the compute type: `f32`, or the element type itself (as tilegym computes, one
-    /// rounding per product), which halves the registers a tile needs. Both halves of cos and
-    /// sin are read, so the function is the reference's for any cos/sin, not only for the
-    /// `cat(freqs, freqs)` layout.
-    #[cutile::entry()]
+    /// rounding per product), which halves the registers a tile needs. Only the first half of
+    /// cos and sin is read, for both halves of the rotation, as tilegym's `_rope_kernel` does:
+    /// HF's tables are `cat(freqs, freqs)`, so the halves are equal (reference/src/ops/rope.cpp
+    /// fills them so). Every access is inside its view (the grid is the positions and batches,
+    /// the head tiles start at 0), so none is checked at run time.
+    #[cutile::entry(unchecked_accesses = true)]
     unsafe fn rope<T: ElementType, C: ElementType, const HQ: i32, const HK: i32, const BS: i32, const HALF: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -436,30 +438,22 @@ pub mod portbench_kernels {
         let bi: i32 = pid.1;
         let cp: Partition<T, { [1, BS, HALF] }> = cos.partition(shape![1, BS, HALF]);
         let sp: Partition<T, { [1, BS, HALF] }> = sin.partition(shape![1, BS, HALF]);
-        let c1t: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 0i32]);
-        let c2t: Tile<T, { [1, BS, HALF] }> = load_view_tko(&cp, [bi, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let s1t: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 0i32]);
-        let s2t: Tile<T, { [1, BS, HALF] }> = load_view_tko(&sp, [bi, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
-        let c1: Tile<C, { [1, BS, HALF] }> = convert_tile(c1t);
-        let c2: Tile<C, { [1, BS, HALF] }> = convert_tile(c2t);
-        let s1: Tile<C, { [1, BS, HALF] }> = convert_tile(s1t);
-        let s2: Tile<C, { [1, BS, HALF] }> = convert_tile(s2t);
-        let c1: Tile<C, { [1, 1, BS, HALF] }> = c1.reshape(shape![1, 1, BS, HALF]);
-        let c2: Tile<C, { [1, 1, BS, HALF] }> = c2.reshape(shape![1, 1, BS, HALF]);
-        let s1: Tile<C, { [1, 1, BS, HALF] }> = s1.reshape(shape![1, 1, BS, HALF]);
-        let s2: Tile<C, { [1, 1, BS, HALF] }> = s2.reshape(shape![1, 1, BS, HALF]);
+        let ct: Tile<T, { [1, BS, HALF] }> = cp.load([bi, st, 0i32]);
+        let stt: Tile<T, { [1, BS, HALF] }> = sp.load([bi, st, 0i32]);
+        let c: Tile<C, { [1, BS, HALF] }> = convert_tile(ct);
+        let sn: Tile<C, { [1, BS, HALF] }> = convert_tile(stt);
+        let c: Tile<C, { [1, 1, BS, HALF] }> = c.reshape(shape![1, 1, BS, HALF]);
+        let sn: Tile<C, { [1, 1, BS, HALF] }> = sn.reshape(shape![1, 1, BS, HALF]);
 
         let qp: Partition<T, { [1, HQ, BS, HALF] }> = q.partition(shape![1, HQ, BS, HALF]);
         let q1t: Tile<T, { [1, HQ, BS, HALF] }> = qp.load([bi, 0i32, st, 0i32]);
         let q2t: Tile<T, { [1, HQ, BS, HALF] }> = load_view_tko(&qp, [bi, 0i32, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let q1: Tile<C, { [1, HQ, BS, HALF] }> = convert_tile(q1t);
         let q2: Tile<C, { [1, HQ, BS, HALF] }> = convert_tile(q2t);
-        let qc1: Tile<C, { [1, HQ, BS, HALF] }> = c1.broadcast(shape![1, HQ, BS, HALF]);
-        let qc2: Tile<C, { [1, HQ, BS, HALF] }> = c2.broadcast(shape![1, HQ, BS, HALF]);
-        let qs1: Tile<C, { [1, HQ, BS, HALF] }> = s1.broadcast(shape![1, HQ, BS, HALF]);
-        let qs2: Tile<C, { [1, HQ, BS, HALF] }> = s2.broadcast(shape![1, HQ, BS, HALF]);
-        let qy1: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q1 * qc1 - q2 * qs1);
-        let qy2: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q2 * qc2 + q1 * qs2);
+        let qc: Tile<C, { [1, HQ, BS, HALF] }> = c.broadcast(shape![1, HQ, BS, HALF]);
+        let qs: Tile<C, { [1, HQ, BS, HALF] }> = sn.broadcast(shape![1, HQ, BS, HALF]);
+        let qy1: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q1 * qc - q2 * qs);
+        let qy2: Tile<T, { [1, HQ, BS, HALF] }> = convert_tile(q2 * qc + q1 * qs);
         let mut qw: PartitionMut<T, { [1, HQ, BS, HALF] }> = unsafe { q.partition_full_mut(shape![1, HQ, BS, HALF]) };
         unsafe { qw.store_unchecked(qy1, [bi, 0i32, st, 0i32]) };
         unsafe { qw.store_unchecked(qy2, [bi, 0i32, st, 1i32]) };
@@ -469,12 +463,10 @@ pub mod portbench_kernels {
         let k2t: Tile<T, { [1, HK, BS, HALF] }> = load_view_tko(&kp, [bi, 0i32, st, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled);
         let k1: Tile<C, { [1, HK, BS, HALF] }> = convert_tile(k1t);
         let k2: Tile<C, { [1, HK, BS, HALF] }> = convert_tile(k2t);
-        let kc1: Tile<C, { [1, HK, BS, HALF] }> = c1.broadcast(shape![1, HK, BS, HALF]);
-        let kc2: Tile<C, { [1, HK, BS, HALF] }> = c2.broadcast(shape![1, HK, BS, HALF]);
-        let ks1: Tile<C, { [1, HK, BS, HALF] }> = s1.broadcast(shape![1, HK, BS, HALF]);
-        let ks2: Tile<C, { [1, HK, BS, HALF] }> = s2.broadcast(shape![1, HK, BS, HALF]);
-        let ky1: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k1 * kc1 - k2 * ks1);
-        let ky2: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k2 * kc2 + k1 * ks2);
+        let kc: Tile<C, { [1, HK, BS, HALF] }> = c.broadcast(shape![1, HK, BS, HALF]);
+        let ks: Tile<C, { [1, HK, BS, HALF] }> = sn.broadcast(shape![1, HK, BS, HALF]);
+        let ky1: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k1 * kc - k2 * ks);
+        let ky2: Tile<T, { [1, HK, BS, HALF] }> = convert_tile(k2 * kc + k1 * ks);
         let mut kw: PartitionMut<T, { [1, HK, BS, HALF] }> = unsafe { k.partition_full_mut(shape![1, HK, BS, HALF]) };
         unsafe { kw.store_unchecked(ky1, [bi, 0i32, st, 0i32]) };
         unsafe { kw.store_unchecked(ky2, [bi, 0i32, st, 1i32]) };

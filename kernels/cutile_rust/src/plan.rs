@@ -858,7 +858,7 @@ fn plan_rope(params: &Value, o: Overrides) -> Result<Plan> {
     tuning.insert("rope_dim".into(), json!(rd));
     tuning.insert("compute".into(), json!(celem));
     tuning.insert("in_place".into(), json!("q and k are read and written only on their first rope_dim columns"));
-    tuning.insert("cos_sin_read".into(), json!("both halves of rope_dim"));
+    tuning.insert("cos_sin_read".into(), json!("the first half of rope_dim, for both halves (HF tables repeat it; as tilegym)"));
     if nb != b {
         tuning.insert("batch_groups".into(), json!({"launches": b / nb, "batches_per_launch": nb,
             "why": "one launch's largest element offset must fit i32 (cutile-rs shapes and strides are i32)"}));

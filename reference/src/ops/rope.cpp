@@ -114,8 +114,11 @@ class rope final : public unit_operator {
     const params p(c);
     // In place: only the first rope_dim columns of each head are read and written; the rest
     // of q and k is never touched (counting it put partial-rotary kernels at 3x the copy rate).
+    // Of cos and sin, the first half of each row: HF's tables repeat it (fill_inputs), and a
+    // kernel that reads it once (tilegym's, the cuTile Rust port) must not be credited with the
+    // other half.
     const double r = static_cast<double>(p.b * p.s) * static_cast<double>((p.hq + p.hkv) * p.rd);
-    return {bytes_of(p.type, 2 * r + 2.0 * static_cast<double>(p.b * p.s * p.rd)), 3 * r};
+    return {bytes_of(p.type, 2 * r + static_cast<double>(p.b * p.s * p.rd)), 3 * r};
   }
 
  protected:

@@ -185,6 +185,15 @@ TEST(rope, in_place_needs_the_seed_and_cos_sin_are_rotations) {
     not_identity += std::abs(sn[i]) > 1e-3;
   }
   EXPECT_GT(not_identity, 0);  // never position 0, where rope is the identity
+  // HF's tables are cat(freqs, freqs): each row's halves are equal, which tilegym's kernel and
+  // the cuTile Rust port rely on (they read the first half only). head_dim 8: rows of 8, halves of 4.
+  for (std::size_t row = 0; row < cs.size() / 8; ++row) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(cs[row * 8 + j], cs[row * 8 + 4 + j]) << "cos row " << row << " column " << j;
+      EXPECT_EQ(sn[row * 8 + j], sn[row * 8 + 4 + j]) << "sin row " << row << " column " << j;
+    }
+  }
+  EXPECT_NE(cs[0], cs[1]);  // and the frequencies differ along a half
   op.write_reference(c, ts, 1);
   const auto no_seed = op.verify(c, ts);
   EXPECT_EQ(pr::judge_all(no_seed, {}).verdict, "NOT_CHECKED");
