@@ -128,8 +128,11 @@ pub mod portbench_decode {
         (out, l2)
     }
 
-    /// Stores a block's partial output and LSE at split `pid.2` of the scratch views.
-    unsafe fn store_split<T: ElementType, const G: i32, const D: i32>(
+    /// Stores a block's partial output and LSE at split `pid.2` of the scratch views: through TMA
+    /// (`PS` = 0) or with plain stores carrying latency hint 1 (`PS` = 1, tilegym's scatter
+    /// stores when its group is narrower than the query tile; the block does not wait on a bulk
+    /// store before it exits).
+    unsafe fn store_split<T: ElementType, const G: i32, const D: i32, const PS: i32>(
         partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
         lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
         pid: (i32, i32, i32),
@@ -137,13 +140,18 @@ pub mod portbench_decode {
         l2: Tile<f32, { [1, 1, G, 1] }>,
     ) {
         let mut o_p: PartitionMut<T, { [1, 1, G, 1, D] }> = unsafe { partial_o.partition_full_mut(shape![1, 1, G, 1, D]) };
-        unsafe {
-            store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
-        };
         let mut l_p: PartitionMut<f32, { [1, 1, G, 1] }> = unsafe { lse.partition_full_mut(shape![1, 1, G, 1]) };
-        unsafe {
-            store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled)
-        };
+        if PS == 1i32 {
+            unsafe {
+                store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, Some(1i32), tma::Disabled)
+            };
+            unsafe { store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, Some(1i32), tma::Disabled) };
+        } else {
+            unsafe {
+                store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+            };
+            unsafe { store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, None, tma::Enabled) };
+        }
     }
 
     /// flash_decode's split-KV pass. `q` is the `[B, Hkv, group, D]` view of q `[B, Hq, 1, D]`
@@ -153,9 +161,19 @@ pub mod portbench_decode {
     /// Grid `(B, Hkv, splits)`. `CAP` = 1: gemma's soft cap, the logits are `cap * tanh(s *
     /// qk_scale / cap)` in base 2 (`qk_scale` then the natural-scale `sm_scale`).
     /// `LAT` > 0: the K/V loads carry that latency hint (tilegym's gemma decode: 3). `TILES`:
-    /// key tiles per split as a constant (0: from `len`), see `decode_tiles`.
+    /// key tiles per split as a constant (0: from `len`), see `decode_tiles`. `PS`: plain stores
+    /// of the partials (see `store_split`).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split<T: ElementType, const G: i32, const D: i32, const BN: i32, const CAP: i32, const LAT: i32, const TILES: i32>(
+    unsafe fn decode_split<
+        T: ElementType,
+        const G: i32,
+        const D: i32,
+        const BN: i32,
+        const CAP: i32,
+        const LAT: i32,
+        const TILES: i32,
+        const PS: i32,
+    >(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -174,7 +192,7 @@ pub mod portbench_decode {
         let no_sink: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
             decode_tiles::<T, G, D, BN, CAP, LAT, TILES>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, cap, lo, len, no_sink);
-        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
+        unsafe { store_split::<T, G, D, PS>(partial_o, lse, pid, out, l2) };
     }
 
     /// attention_sink_decode's split-KV pass: [`decode_split`] with GPT-OSS's sink logits,
@@ -183,8 +201,9 @@ pub mod portbench_decode {
     /// m)` and its LSE weighs the sink in, so the reduce divides every split by the full
     /// denominator. `k` and `v` are `[B, Hkv, S', D]` views of `[B, S, Hkv, D]` that end at the
     /// last key attended (`S'`).
+    /// `PS`: plain stores of the partials (see `store_split`).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32>(
+    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32, const PS: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -210,7 +229,7 @@ pub mod portbench_decode {
         }
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
             decode_tiles::<T, G, D, BN, 0, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
-        unsafe { store_split::<T, G, D>(partial_o, lse, pid, out, l2) };
+        unsafe { store_split::<T, G, D, PS>(partial_o, lse, pid, out, l2) };
     }
 
     /// MLA decode (weight-absorbed), one split of the keys: `kv [B, S, D]` is both keys and

@@ -50,21 +50,28 @@ pub struct DecodeKnobs {
     /// The pass's key tiles per split as a compile-time constant (tilegym's `KV_LEN_PER_SPLIT`
     /// is one: its one-tile splits compile to straight-line code), not a count at run time.
     pub fixed: bool,
+    /// The pass stores its partial output and LSE with plain stores (latency hint 1), as
+    /// tilegym's pass does when the group is narrower than its query tile, rather than through
+    /// TMA, whose bulk store a block waits on before it exits.
+    pub plain_stores: bool,
     pub reduce: ReduceKnobs,
 }
 
 impl DecodeKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
-        format!("n{}_x{}_{occ}{}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
+        let ps = if self.plain_stores { "_ps" } else { "" };
+        format!("n{}_x{}_{occ}{}{ps}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
 /// tilegym's plan: 128 keys per tile, splits for one wave of blocks, no hint.
-pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, reduce: REDUCE_DEFAULT };
+pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, plain_stores: false, reduce: REDUCE_DEFAULT };
 
 /// The alternatives worth timing beside [`DEFAULT`] (more splits per SM for the long KV
-/// lengths where one block per SM walks 8192 keys, an occupancy hint, a smaller key tile).
+/// lengths where one block per SM walks 8192 keys, an occupancy hint, a smaller key tile). The
+/// `plain_stores` ones: the variants a plain-stores plan beat on an H100 (twenty-first session,
+/// docs/device-log.md); a plan with them alone or with `fixed` alone won nowhere.
 pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 2, ..DEFAULT },
     DecodeKnobs { waves: 4, occupancy: Some(2), ..DEFAULT },
@@ -77,6 +84,13 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { fixed: true, reduce: REDUCE_DOT, ..DEFAULT },
     DecodeKnobs { fixed: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), plain_stores: true, ..DEFAULT },
+    DecodeKnobs { fixed: true, plain_stores: true, reduce: REDUCE_NARROW, ..DEFAULT },
+    DecodeKnobs { fixed: true, plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { fixed: true, plain_stores: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW, ..DEFAULT },
+    DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
+    DecodeKnobs { plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
 ];
 
 /// attention_sink_decode's own alternatives: its 64-wide heads make a 128-key tile 16 KB, so a
@@ -87,6 +101,8 @@ pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { bn: 256, reduce: REDUCE_DOT, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
 ];
 
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
@@ -306,6 +322,7 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("load_latency".into(), if x.lat > 0 { json!(x.lat) } else { json!("none") });
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
+    pass_tuning.insert("partial_stores".into(), json!(if k.plain_stores { "plain, latency 1" } else { "TMA" }));
     let (tiles, fixed) = fixed_tiles(k.fixed, sp.len, k.bn, &mut pass_tuning);
     pass_tuning.insert("specialization".into(), specialization_json(&pass_tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
@@ -320,12 +337,20 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
             i32::from(capped).to_string(),
             x.lat.to_string(),
             tiles.to_string(),
+            i32::from(k.plain_stores).to_string(),
         ],
         args: pass_args,
         tensors: pass_tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_{}_g{g}_d{dt}_n{}_c{}_l{}{occ}{fixed}", x.elem, k.bn, i32::from(capped), x.lat),
+        stem: format!(
+            "decode_split_{}_g{g}_d{dt}_n{}_c{}_l{}{occ}{fixed}{}",
+            x.elem,
+            k.bn,
+            i32::from(capped),
+            x.lat,
+            if k.plain_stores { "_ps" } else { "" }
+        ),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -716,17 +741,18 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     pass_tuning.insert("head_dim_tile".into(), json!(dt));
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
+    pass_tuning.insert("partial_stores".into(), json!(if k.plain_stores { "plain, latency 1" } else { "TMA" }));
     pass_tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
     let pass = Plan {
         kernel: "decode_split_sink",
         elem,
-        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string()],
+        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(k.plain_stores).to_string()],
         args,
         tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}", k.bn),
+        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}{}", k.bn, if k.plain_stores { "_ps" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -889,7 +915,7 @@ mod tests {
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2 }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4 }]);
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
-        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0"]);
+        assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0", "0"]);
         assert_eq!(reduce.generics, ["f16", "8", "128", "0"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
@@ -922,7 +948,7 @@ mod tests {
     fn odd_head_dims_and_groups_pad_their_tiles() {
         // group 6 -> 8 query rows; head_dim 80 -> a 128-column tile, reduce TD 128.
         let p = default_plan(&fd(2, 12, 2, 300, 80, "bfloat16"));
-        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0", "0", "0"]);
+        assert_eq!(p.stages[0].generics, ["bf16", "8", "128", "128", "0", "0", "0", "0"]);
         let p = default_plan(&fd(1, 64, 4, 4096, 64, "float16"));
         assert_eq!(p.stages[0].generics[1], "16");
         assert_eq!(p.stages[1].generics[2], "64");
@@ -948,15 +974,19 @@ mod tests {
                 "n128_x1_nohint_fixed_r64o2",
                 "n128_x4_occ2_fixed_r64o2",
                 // 4 splits take no tensor-core reduce; 4 waves make 16 splits, which do.
-                "n128_x4_occ2_fixed_r64o2_dot"
+                "n128_x4_occ2_fixed_r64o2_dot",
+                "n128_x4_occ2_ps",
+                "n128_x1_nohint_fixed_ps_r64o2",
+                "n128_x4_occ2_fixed_ps_r64o2",
+                "n128_x4_occ2_fixed_ps_r64o2_dot"
             ]
         );
-        // Fixed: the split's key tiles are the pass's last generic (31079 keys, 132 / 32 = 4
+        // Fixed: the split's key tiles are the pass's TILES generic (31079 keys, 132 / 32 = 4
         // splits aimed: len pow2(7770) = 8192, 64 tiles), the same splits as the run-time count.
         let c = fd(1, 32, 32, 31079, 128, "float16");
         let all = candidates("flash_decode", &c, Overrides::default(), &Target::h200()).unwrap().unwrap();
         let fixed = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed").unwrap();
-        assert_eq!(fixed.stages[0].generics.last().unwrap(), "64");
+        assert_eq!(fixed.stages[0].generics[6], "64");
         assert_eq!(fixed.stages[0].grid, all[0].stages[0].grid);
         // The narrow reduce: 64 columns a block, twice the blocks, occupancy 2.
         let narrow = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed_r64o2").unwrap();
@@ -970,7 +1000,15 @@ mod tests {
         assert_eq!(dot.stages[0].stem, plain.stages[0].stem);
         assert_ne!(dot.stages[1].stem, plain.stages[1].stem);
         assert!(dot.stages[1].tuning["weighted_sum"].as_str().unwrap().contains("tensor-core"));
-        assert_eq!(all[0].stages[0].generics.last().unwrap(), "0");
+        // Plain stores: the pass's last generic and its cubin, nothing else of the plan.
+        let ps = all.iter().find(|p| p.variant == "n128_x1_nohint_fixed_ps_r64o2").unwrap();
+        assert_eq!((ps.stages[0].generics[7].as_str(), narrow.stages[0].generics[7].as_str()), ("1", "0"));
+        assert_eq!(ps.stages[0].generics[..7], narrow.stages[0].generics[..7]);
+        assert_eq!((ps.stages[0].grid, ps.stages[0].args.len(), ps.stages[1].stem.as_str()), (narrow.stages[0].grid, narrow.stages[0].args.len(), narrow.stages[1].stem.as_str()));
+        assert_eq!(ps.stages[0].stem, format!("{}_ps", narrow.stages[0].stem));
+        assert_eq!(ps.stages[0].tuning["partial_stores"], json!("plain, latency 1"));
+        assert_eq!(narrow.stages[0].tuning["partial_stores"], json!("TMA"));
+        assert_eq!(all[0].stages[0].generics[6], "0");
         let err = |c: Value| candidates("flash_decode", &c, Overrides::default(), &Target::h200()).unwrap_err().to_string();
         assert_eq!(err(fd(1, 8, 8, 64, 64, "float32")), "unsupported dtype \"float32\": the decode pass's tensor-core products take float16 or bfloat16 operands");
         assert!(err(fd(1, 8, 8, 64, 512, "float16")).starts_with("head_dim 512: the head-dimension tile 512 exceeds 256"));
@@ -1118,7 +1156,7 @@ mod tests {
         // 132 / 8 = 16 splits aimed: len pow2(683) = 1024, 11 splits over all 10919 keys.
         assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone(), p.tuning["first_key"].clone()), (json!(11), json!(1024), json!(0)));
         let pass = &p.stages[0];
-        assert_eq!((pass.kernel, pass.grid, pass.generics.clone()), ("decode_split_sink", [1, 8, 11], vec!["bf16".to_string(), "8".into(), "64".into(), "128".into()]));
+        assert_eq!((pass.kernel, pass.grid, pass.generics.clone()), ("decode_split_sink", [1, 8, 11], vec!["bf16".to_string(), "8".into(), "64".into(), "128".into(), "0".into()]));
         let e = entry_params(&pass.args);
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // k [1, 10919, 8, 64] seen as [1, 8, 10919, 64].
