@@ -14,8 +14,8 @@
 #           nothing and the run does not check it), then an A/A run of it on the square fp16
 #           configurations of the TFLOP/s table (its time);
 #   tune    portbench tune of both front ends' variants on configs/gemm_tune.json (the port's
-#           from bundles-gemm/cutile_rust_tune; records cutile_rust-h200.json and
-#           tilegym-h200.json for the exporters' --tuning);
+#           from bundles-gemm/cutile_rust_tune; records cutile_rust-<target>.json and
+#           tilegym-<target>.json (the card's description, scripts/gpu_target.py) for the exporters' --tuning);
 #   cublas  scripts/cublas_bench.py over the GEMM suite (torch.matmul / torch.bmm, CUPTI, cold L2);
 # then the report, the TFLOP/s table (scripts/gemm_tflops.py) and logs.tgz in $OUT.
 #
@@ -60,6 +60,8 @@ OPS="matmul bmm group_gemm splitk_reduce"
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 left() { echo $(( BUDGET - ($(date +%s) - START) )); }
 GPU_NAME="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+# The tuning records are for the card this call got (an H100 lent for an H200 tunes for h100).
+IFS=$'\t' read -r TARGET CARD <<< "$(python3 scripts/gpu_target.py "$GPU_NAME" || echo "none")"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 
 if [[ ! -d "$G" && -f "$G.tar.xz" ]]; then
@@ -122,7 +124,7 @@ lane_tune() {
     for op in $OPS; do [[ -d "$from/$op" ]] && dirs+=("$from/$op"); done
     (( ${#dirs[@]} )) || continue
     timeout "$share" "$BIN" tune "${dirs[@]}" --suite configs/gemm_tune.json --runs 2 --time-cap 0.2 --timeout 120 --budget $(( share - 30 )) \
-      --devices "$TUNE_DEV" --target h200 --gpu "$GPU_NAME" --out "$OUT/$side-h200.json" > "$OUT/tune_$side.txt" 2>&1
+      --devices "$TUNE_DEV" --target "$TARGET" --gpu "${CARD:-none}" --out "$OUT/$side-$TARGET.json" > "$OUT/tune_$side.txt" 2>&1
     echo "tune $side: exit $?, $(( $(date +%s) - t0 )) s" >> "$OUT/tune.status"
     share=$(( T_TUNE - ($(date +%s) - t0) - 5 ))
     (( share > 30 )) || break
@@ -185,6 +187,6 @@ reports=()
 for f in "$OUT/report.json" "$OUT/group_gemm_report.json"; do [[ -s "$f" ]] && reports+=("$f"); done
 python3 scripts/gemm_tflops.py "${reports[@]}" $( [[ -s "$OUT/cublas.jsonl" ]] && echo --cublas "$OUT/cublas.jsonl" ) \
   --json "$OUT/tflops.jsonl" 2>&1 | tee "$OUT/tflops.txt" | cut -c1-230
-cp "$OUT"/gemm_run.h5 "$OUT"/group_gemm.h5 "$OUT"/report.json "$OUT"/cublas.jsonl "$OUT"/cutile_rust-h200.json \
-  "$OUT"/tilegym-h200.json "$OUT"/tflops.txt "$FINAL"/ 2>/dev/null
+cp "$OUT"/gemm_run.h5 "$OUT"/group_gemm.h5 "$OUT"/report.json "$OUT"/cublas.jsonl "$OUT"/cutile_rust-"$TARGET".json \
+  "$OUT"/tilegym-"$TARGET".json "$OUT"/tflops.txt "$FINAL"/ 2>/dev/null
 echo "total $(( $(date +%s) - START )) s"

@@ -106,18 +106,22 @@ fi
 # PORTBENCH_TUNE_SUITE limits it to a suite's configurations (default configs/tilegym.json).
 tune_front_end() {
   local name="$1"; shift
-  local target="${PORTBENCH_TUNE_TARGET:-h200}" dirs=() op
+  local dirs=() op target card line
   for op in "$@"; do [[ -d "bundles-tilegym/$name/$op" ]] && dirs+=("bundles-tilegym/$name/$op"); done
   echo "== portbench tune: $name variants ($*) =="
   [[ ${#dirs[@]} -gt 0 ]] || { echo "no bundles-tilegym/$name bundles for $*"; return; }
+  # The record is for the card this call got (PORTBENCH_TUNE_TARGET: another description, which
+  # tune then refuses unless it is this card): an H100 lent for an H200 writes NAME-h100.json.
+  line=$(python3 scripts/gpu_target.py ${PORTBENCH_TUNE_TARGET:+--target "$PORTBENCH_TUNE_TARGET"} \
+    "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)") || { echo "tune $name skipped"; return; }
+  IFS=$'\t' read -r target card <<< "$line"
   # PORTBENCH_TILEGYM_TUNE_TIMEOUT / PORTBENCH_CUTILE_RUST_TUNE_TIMEOUT: this front end's own cap.
   local own="PORTBENCH_${name^^}_TUNE_TIMEOUT" start cap; start=$(date +%s)
   cap=$(left_s "${!own:-${PORTBENCH_TUNE_TIMEOUT:-300}}")
   # --budget stops starting candidates in time for the record to be written within the cap.
   timeout "$cap" "$BIN" tune "${dirs[@]}" --suite "${PORTBENCH_TUNE_SUITE:-configs/tilegym.json}" --budget $(( cap > 40 ? cap - 30 : 10 )) \
     --runs "${PORTBENCH_TUNE_RUNS:-2}" --time-cap "${PORTBENCH_TUNE_TIME_CAP:-0.2}" --timeout 120 --target "$target" \
-    --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
+    --gpu "$card" --out "$OUT/$name-$target.json" > "$OUT/${name}_tune.txt" 2>&1
   echo "tune $name exit $?, $(( $(date +%s) - start )) s"
   tail -"${PORTBENCH_TUNE_TAIL:-60}" "$OUT/${name}_tune.txt"
   cp "$OUT/$name-$target.json" "$FINAL"/ 2>/dev/null
@@ -157,9 +161,7 @@ if [[ -n "${PORTBENCH_VARIANTS_SUITE:-}" ]]; then
   echo "== variants' numerics: ${vdirs[*]} on $PORTBENCH_VARIANTS_SUITE =="
   cap=$(left_s "${PORTBENCH_VARIANTS_TIMEOUT:-90}")
   timeout "$cap" "$BIN" tune "${vdirs[@]}" --suite "$PORTBENCH_VARIANTS_SUITE" --runs 1 --time-cap 0.05 --timeout 60 \
-    --budget $(( cap > 20 ? cap - 10 : 10 )) --target "${PORTBENCH_TUNE_TARGET:-h200}" \
-    --gpu "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" \
-    --out "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
+    --budget $(( cap > 20 ? cap - 10 : 10 )) --out "$OUT/variants.json" > "$OUT/variants.txt" 2>&1
   echo "variants exit $?"
   python3 - "$OUT/variants.json" <<'PY' 2>&1 | tail -40
 import json, sys

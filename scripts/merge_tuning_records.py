@@ -4,7 +4,7 @@
 in authority: a configuration (op and exact params) chosen by a later record replaces an earlier
 choice, and leaves the not_measured lists. `portbench tune` writes one record per call; a device
 call tunes a few operators, so the kept record (configs/tuning/<frontend>-<target>.json) grows by
-merging.
+merging. Every record must be of the first one's front end, target and card (`gpu`).
 
     scripts/merge_tuning_records.py BASE.json NEW.json [NEWER.json ...] -o OUT.json
 """
@@ -35,7 +35,9 @@ def main():
         if merged is None:
             merged = dict(rec, choices=list(rec.get("choices", [])), not_measured=list(rec.get("not_measured", [])))
         else:
-            for field in ("frontend", "target"):
+            # A record's choices hold for the card it was measured on (gpu): an H100's timings
+            # must not replace the H200's choices.
+            for field in ("frontend", "target", "gpu"):
                 if rec.get(field) != merged.get(field):
                     print(f"merge_tuning_records: {path}: {field} {rec.get(field)!r} differs from "
                           f"{merged.get(field)!r} of {args.records[0]}", file=sys.stderr)

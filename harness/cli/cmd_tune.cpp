@@ -21,7 +21,6 @@ struct tune_cli_options {
   tune::tune_options tune;
   std::string out = "configs/tuning/tuning-record.json";
   std::string target = "h200";
-  std::string gpu;
 };
 
 int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
@@ -53,7 +52,7 @@ int run_tune_command(tune_cli_options& o, const std::string& argv_line) {
   const std::string tmp = o.out + ".tmp";
   {
     std::ofstream f(tmp);
-    f << tune::to_record(result, o.target, o.gpu, argv_line).dump(1) << "\n";
+    f << tune::to_record(result, o.target, argv_line).dump(1) << "\n";
     if (!f) throw std::runtime_error(tmp + ": cannot write the tuning record");
   }
   std::filesystem::rename(tmp, out);
@@ -77,7 +76,9 @@ command_action add_tune_command(CLI::App& app) {
   cmd->add_option("--suite", t.suite_file, "Only the configurations of this suite");
   cmd->add_option("--out", o->out, "Tuning record to write (JSON)");
   cmd->add_option("--target", o->target, "Target description name recorded in the record (configs/targets/NAME.json)");
-  cmd->add_option("--gpu", o->gpu, "GPU name recorded in the record");
+  cmd->add_option("--gpu", t.expect_gpu,
+                  "The GPU the record is for (its target description's \"gpu\"): another device is refused "
+                  "before anything is timed; the record names the device it ran on");
   cmd->add_option("--runs", t.sweep.runs, "Independent worker runs per candidate (best of N)")->check(CLI::PositiveNumber);
   cmd->add_option("--devices", t.sweep.devices, "CUDA device ordinals, one worker each")->delimiter(',');
   cmd->add_option("--budget", t.sweep.budget_s,

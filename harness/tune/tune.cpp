@@ -36,6 +36,11 @@ void keep_worst(std::string& slot, const std::string& v, std::string_view good) 
 
 }  // namespace
 
+bool is_gpu(const std::string& gpu_name, const std::string& expected) {
+  return gpu_name.size() >= expected.size() && gpu_name.compare(0, expected.size(), expected) == 0 &&
+         (gpu_name.size() == expected.size() || gpu_name[expected.size()] == ' ') && !expected.empty();
+}
+
 bool candidate_result::eligible() const {
   return numerics == verdicts::numerics::pass && proof == verdicts::proof::executed &&
          status == verdicts::status::ok && best_ns > 0;
@@ -125,6 +130,20 @@ tune_result run_tune(const tune_options& opt) {
   const auto plan = plan_tune(opt, out.skipped);
   if (plan.items.empty()) return out;
 
+  // A record says which plan is fastest on one GPU: timings of another card must not reach it.
+  for (const auto& d : sweep::describe_devices(opt.sweep.worker_exe, opt.sweep.devices)) {
+    const std::string where = "device " + std::to_string(d.device);
+    if (!opt.expect_gpu.empty() && !is_gpu(d.gpu_name(), opt.expect_gpu)) {
+      throw sweep::sweep_error(where, "", "is \"" + d.gpu_name() + "\", not the record's GPU \"" + opt.expect_gpu +
+                                              "\" (--gpu): its timings would choose plans for another card");
+    }
+    if (!out.gpu_name.empty() && d.gpu_name() != out.gpu_name) {
+      throw sweep::sweep_error(where, "", "is \"" + d.gpu_name() + "\", another GPU than \"" + out.gpu_name +
+                                              "\" of the first device: one record holds one GPU's choices");
+    }
+    out.gpu_name = d.gpu_name();
+  }
+
   // Per (bundle, configuration): the baseline's and each candidate's runs.
   struct config_pairs {
     const sweep::planned_item* first = nullptr;
@@ -158,7 +177,7 @@ tune_result run_tune(const tune_options& opt) {
   return out;
 }
 
-json to_record(const tune_result& r, const std::string& target, const std::string& gpu, const std::string& made_by) {
+json to_record(const tune_result& r, const std::string& target, const std::string& made_by) {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -186,7 +205,7 @@ json to_record(const tune_result& r, const std::string& target, const std::strin
   }
   std::string fe;
   for (const auto& f : frontends) fe += (fe.empty() ? "" : ",") + f;
-  return {{"schema", k_record_schema}, {"frontend", fe}, {"target", target}, {"gpu", gpu},
+  return {{"schema", k_record_schema}, {"frontend", fe}, {"target", target}, {"gpu", r.gpu_name},
           {"made_by", made_by}, {"date", date}, {"choices", choices}, {"not_measured", not_measured}};
 }
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """scripts/merge_tuning_records.py: a later record's choice replaces an earlier one for the same
-configuration and leaves not_measured; records of another front end or schema are refused."""
+configuration and leaves not_measured; records of another front end, schema or card are refused."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "merge_tuning_records.py"
 
 
-def record(choices, not_measured=(), frontend="tilegym"):
-    return {"schema": "portbench.tuning-record/1", "frontend": frontend, "target": "h200", "made_by": "test",
+def record(choices, not_measured=(), frontend="tilegym", gpu="NVIDIA H200"):
+    return {"schema": "portbench.tuning-record/1", "frontend": frontend, "target": "h200", "gpu": gpu, "made_by": "test",
             "date": "2026-12-02", "choices": choices, "not_measured": list(not_measured)}
 
 
@@ -43,3 +43,12 @@ def test_another_front_end_or_schema_is_refused(tmp_path):
     assert r.returncode == 2 and "frontend 'cutile_rust' differs" in r.stderr
     r, _ = merge(tmp_path, record([]), dict(record([]), schema="other/1"))
     assert r.returncode == 2 and "schema is 'other/1'" in r.stderr
+
+
+def test_a_record_measured_on_another_card_is_refused(tmp_path):
+    kept = record([{"op": "rope", "params": {"bsz": 8}, "variant": "occupancy=1"}])
+    h100 = record([{"op": "rope", "params": {"bsz": 8}, "variant": "occupancy=2"}], gpu="NVIDIA H100 80GB HBM3")
+    r, out = merge(tmp_path, kept, h100)
+    assert r.returncode == 2 and out is None
+    assert r.stderr.strip() == (f"merge_tuning_records: {tmp_path / 'r1.json'}: gpu 'NVIDIA H100 80GB HBM3' differs "
+                                f"from 'NVIDIA H200' of {tmp_path / 'r0.json'}")

@@ -466,6 +466,27 @@ def test_a_bad_tuning_record_is_one_line_naming_it(tmp_path, export_env):
     assert r.returncode == 2 and "'frontend' is 'cutile_python'" in r.stderr
 
 
+def test_a_record_measured_on_another_card_is_refused(tmp_path, export_env):
+    """The record names the card `portbench tune` ran on; the target description (h200) names the
+    card its choices are for. An H100's timings must not choose the H200's plans."""
+    suite = _one_config_suite(tmp_path, "rope")
+    params = json.loads(suite.read_text())["configs"][0]["params"]
+    h100 = _record(tmp_path, [{"op": "rope", "params": params, "variant": "occupancy=1"}], gpu="NVIDIA H100 80GB HBM3")
+    r = _export(export_env, suite, tmp_path / "a", "--tuning", str(h100))
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert str(h100) in r.stderr and "'gpu' is 'NVIDIA H100 80GB HBM3'" in r.stderr and "'NVIDIA H200'" in r.stderr
+    assert not (tmp_path / "a" / "rope" / "manifest.json").exists()
+    # A record written by hand for a purpose names no card and is taken as it is.
+    hand = tmp_path / "hand.json"
+    doc = json.loads(h100.read_text())
+    del doc["gpu"]
+    hand.write_text(json.dumps(doc))
+    r = _export(export_env, suite, tmp_path / "b", "--tuning", str(hand))
+    assert r.returncode == 0, r.stderr
+    assert manifests(tmp_path / "b")["rope"]["configs"][0]["tuning"]["variant"] == "occupancy=1"
+
+
 # A configuration tilegym's own wrapper refuses (its non-persistent matmul asserts on a transposed
 # A): since group_gemm and moe have plans, none of the smoke suite's is skipped.
 REFUSED = {"op": "matmul", "params": {"m": 256, "n": 256, "k": 256, "offset_a": 0, "offset_b": 0, "dtype": "float16",

@@ -873,7 +873,7 @@ mod tests {
                 r#"{{"schema": "portbench.tuning-record/1", "frontend": "cutile_rust", "target": "h200", "choices": [
                 {{"op": "dropout", "params": {params}, "variant": "{variant}"}}]}}"#
             );
-            TuningRecord::parse(&text, "configs/tuning/cutile_rust-h200.json", "h200").unwrap()
+            TuningRecord::parse(&text, "configs/tuning/cutile_rust-h200.json", &t).unwrap()
         };
         let (v, s) = choose(&cands, "dropout", &params, none, Some(&rec("t4096_occ4"))).unwrap();
         assert_eq!((v.as_str(), s), ("t4096_occ4", Source::Record("configs/tuning/cutile_rust-h200.json".into())));

@@ -24,6 +24,9 @@ pub struct Target {
     /// `sm_90`: given to cuTile and tileiras, and the manifest's `arch`.
     pub arch: String,
     pub sm_count: i64,
+    /// The card's name as the driver reports it (`"NVIDIA H200"`), when the description gives
+    /// one: a tuning record measured on another card is refused.
+    pub gpu: Option<String>,
     /// The file it was read from (for messages).
     pub source: String,
 }
@@ -58,7 +61,16 @@ impl Target {
                 _ => bail!("{source}: \"capability\" must be [major, minor]"),
             }
         }
-        Ok(Target { name: name.to_string(), arch: arch.to_string(), sm_count, source: source.to_string() })
+        let gpu = match obj.get("gpu") {
+            None => None,
+            Some(g) => Some(
+                g.as_str()
+                    .filter(|s| !s.is_empty())
+                    .with_context(|| format!("{source}: \"gpu\" must be a non-empty string (the driver's device name)"))?
+                    .to_string(),
+            ),
+        };
+        Ok(Target { name: name.to_string(), arch: arch.to_string(), sm_count, gpu, source: source.to_string() })
     }
 
     pub fn load(path: &Path) -> Result<Target> {
@@ -91,7 +103,13 @@ impl Target {
 
     /// The H200 as `configs/targets/h200.json` describes it, for unit tests.
     pub fn h200() -> Target {
-        Target { name: "h200".into(), arch: "sm_90".into(), sm_count: 132, source: "built-in test target".into() }
+        Target {
+            name: "h200".into(),
+            arch: "sm_90".into(),
+            sm_count: 132,
+            gpu: Some("NVIDIA H200".into()),
+            source: "built-in test target".into(),
+        }
     }
 
     /// A copy with another SM count (unit tests of SM-dependent heuristics).
@@ -135,6 +153,8 @@ mod tests {
             (r#"{"name": "x", "arch": "sm_90", "sm_count": 0}"#, "\"sm_count\""),
             (r#"{"name": "x", "arch": "sm_90", "sm_count": "132"}"#, "\"sm_count\""),
             (r#"{"name": "x", "arch": "sm_90", "capability": [8, 0], "sm_count": 132}"#, "\"capability\""),
+            (r#"{"name": "x", "arch": "sm_90", "sm_count": 132, "gpu": ""}"#, "\"gpu\""),
+            (r#"{"name": "x", "arch": "sm_90", "sm_count": 132, "gpu": 200}"#, "\"gpu\""),
             (r#"[1, 2]"#, "object"),
             ("{", "not JSON"),
         ] {

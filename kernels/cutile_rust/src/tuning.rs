@@ -8,7 +8,9 @@
 //! ```
 //! A choice matches a configuration by operator and identical params (numbers compared by
 //! value, keys in any order); other fields of a choice (`speedup_over_default`,
-//! `candidates`) are the tuner's notes.
+//! `candidates`) are the tuner's notes. A measured record names the card it ran on (`gpu`,
+//! the driver's device name); it must be the target's card: timings of an H100 do not choose
+//! plans for an H200. Records written by hand for a purpose (no `gpu`) are taken as they are.
 
 use std::path::Path;
 
@@ -16,6 +18,7 @@ use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
 use crate::export::FRONTEND;
+use crate::target::Target;
 
 pub const SCHEMA: &str = "portbench.tuning-record/1";
 
@@ -34,8 +37,8 @@ pub struct TuningRecord {
 }
 
 impl TuningRecord {
-    /// Parses a record for this front end and `target` (its name); `path` names it in errors.
-    pub fn parse(text: &str, path: &str, target: &str) -> Result<TuningRecord> {
+    /// Parses a record for this front end and `target`; `path` names it in errors.
+    pub fn parse(text: &str, path: &str, target: &Target) -> Result<TuningRecord> {
         let v: Value = serde_json::from_str(text).with_context(|| format!("{path}: not JSON"))?;
         let field =
             |k: &str| v.get(k).and_then(Value::as_str).with_context(|| format!("{path}: missing string \"{k}\""));
@@ -43,7 +46,15 @@ impl TuningRecord {
         let frontend = field("frontend")?;
         ensure!(frontend == FRONTEND, "{path}: \"frontend\" is {frontend:?}; this exporter reads {FRONTEND:?} records");
         let rec_target = field("target")?;
-        ensure!(rec_target == target, "{path}: \"target\" is {rec_target:?}, the export targets {target:?}");
+        ensure!(rec_target == target.name, "{path}: \"target\" is {rec_target:?}, the export targets {:?}", target.name);
+        if let (Some(measured), Some(card)) = (v.get("gpu"), &target.gpu) {
+            let measured = measured.as_str().with_context(|| format!("{path}: \"gpu\" must be a string"))?;
+            ensure!(
+                is_gpu(measured, card),
+                "{path}: \"gpu\" is {measured:?}: the record was measured on another card than the target's {card:?} ({})",
+                target.source
+            );
+        }
         let list =
             v.get("choices").and_then(Value::as_array).with_context(|| format!("{path}: missing array \"choices\""))?;
         let mut choices: Vec<Choice> = Vec::with_capacity(list.len());
@@ -65,7 +76,7 @@ impl TuningRecord {
         Ok(TuningRecord { path: path.into(), choices })
     }
 
-    pub fn load(path: &Path, target: &str) -> Result<TuningRecord> {
+    pub fn load(path: &Path, target: &Target) -> Result<TuningRecord> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading tuning record {}", path.display()))?;
         TuningRecord::parse(&text, &path.display().to_string(), target)
@@ -75,6 +86,12 @@ impl TuningRecord {
     pub fn lookup(&self, op: &str, params: &Value) -> Option<&str> {
         self.choices.iter().find(|c| c.op == op && c.params == *params).map(|c| c.variant.as_str())
     }
+}
+
+/// Whether the device `name` is the card `card` names: that name, or it and further words
+/// ("NVIDIA H200 NVL"); as `portbench tune --gpu` decides (harness/tune/tune.cpp, `is_gpu`).
+pub fn is_gpu(name: &str, card: &str) -> bool {
+    !card.is_empty() && name.strip_prefix(card).is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
 }
 
 #[cfg(test)]
@@ -88,7 +105,7 @@ mod tests {
 
     #[test]
     fn matches_by_operator_and_params() {
-        let r = TuningRecord::parse(REC, "rec.json", "h200").unwrap();
+        let r = TuningRecord::parse(REC, "rec.json", &Target::h200()).unwrap();
         // Key order and number spelling do not matter; a different value does.
         let same: Value = serde_json::from_str(r#"{"dtype": "float16", "p": 5e-1, "m": 1048576}"#).unwrap();
         assert_eq!(r.lookup("dropout", &same), Some("t2048_nohint"));
@@ -100,22 +117,40 @@ mod tests {
         assert_eq!(r.lookup("dropout", &extra), None);
     }
 
+    fn b200() -> Target {
+        Target::parse(r#"{"name": "b200", "gpu": "NVIDIA B200", "arch": "sm_100", "sm_count": 148}"#, "b200.json").unwrap()
+    }
+
+    #[test]
+    fn a_measured_record_must_be_the_targets_card() {
+        let on = |gpu: &str| REC.replace("\"made_by\"", &format!("\"gpu\": {gpu:?}, \"made_by\""));
+        assert!(TuningRecord::parse(&on("NVIDIA H200"), "rec.json", &Target::h200()).is_ok());
+        assert!(TuningRecord::parse(&on("NVIDIA H200 NVL"), "rec.json", &Target::h200()).is_ok());
+        let e = TuningRecord::parse(&on("NVIDIA H100 80GB HBM3"), "rec.json", &Target::h200()).unwrap_err().to_string();
+        assert!(e.starts_with("rec.json: \"gpu\" is \"NVIDIA H100 80GB HBM3\"") && e.contains("\"NVIDIA H200\""), "{e}");
+        assert!(TuningRecord::parse(&on("NVIDIA H20"), "rec.json", &Target::h200()).is_err());
+        // No `gpu` in the target description: nothing to hold the record to.
+        let anon = Target { gpu: None, ..Target::h200() };
+        assert!(TuningRecord::parse(&on("NVIDIA H100 80GB HBM3"), "rec.json", &anon).is_ok());
+        assert!(is_gpu("NVIDIA H200", "NVIDIA H200") && !is_gpu("NVIDIA H200", "") && !is_gpu("NVIDIA H2000", "NVIDIA H200"));
+    }
+
     #[test]
     fn rejects_records_for_something_else() {
-        let e = TuningRecord::parse(REC, "rec.json", "b200").unwrap_err().to_string();
+        let e = TuningRecord::parse(REC, "rec.json", &b200()).unwrap_err().to_string();
         assert!(e.contains("rec.json") && e.contains("\"target\""), "{e}");
         let tg = REC.replace("\"cutile_rust\"", "\"tilegym\"");
-        assert!(TuningRecord::parse(&tg, "rec.json", "h200").unwrap_err().to_string().contains("\"frontend\""));
+        assert!(TuningRecord::parse(&tg, "rec.json", &Target::h200()).unwrap_err().to_string().contains("\"frontend\""));
         let schema = REC.replace("tuning-record/1", "tuning-record/2");
-        assert!(TuningRecord::parse(&schema, "rec.json", "h200").unwrap_err().to_string().contains("\"schema\""));
+        assert!(TuningRecord::parse(&schema, "rec.json", &Target::h200()).unwrap_err().to_string().contains("\"schema\""));
         let dup = REC.replace(
             "\"rope\", \"params\": {\"bsz\": 8, \"seq_len\": 128, \"dtype\": \"float16\"}",
             "\"dropout\", \"params\": {\"m\": 1048576, \"p\": 0.5, \"dtype\": \"float16\"}",
         );
-        assert!(TuningRecord::parse(&dup, "rec.json", "h200").unwrap_err().to_string().contains("second choice"));
+        assert!(TuningRecord::parse(&dup, "rec.json", &Target::h200()).unwrap_err().to_string().contains("second choice"));
         let novar = REC.replace("\"variant\": \"s1_io_occ12\"", "\"variant\": \"\"");
-        let e = TuningRecord::parse(&novar, "rec.json", "h200").unwrap_err().to_string();
+        let e = TuningRecord::parse(&novar, "rec.json", &Target::h200()).unwrap_err().to_string();
         assert!(e.contains("choices[1].variant"), "{e}");
-        assert!(TuningRecord::parse("[]", "rec.json", "h200").is_err());
+        assert!(TuningRecord::parse("[]", "rec.json", &Target::h200()).is_err());
     }
 }

@@ -7,9 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "portbench/cuda/context.hpp"
 #include "portbench/cuda/driver.hpp"
 #include "test_support.hpp"
 
@@ -49,19 +52,32 @@ std::filesystem::path bundle_with_cluster_variant(const pt::temp_dir& tmp) {
   return dir;
 }
 
-TEST(Tune, TimesEveryVariantAndRecordsTheFastestThatPasses) {
-  std::string why;
-  if (!portbench::cuda::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+// A bundle with two candidate plans, where its record goes, and the device's name as the driver
+// gives it to this process (not as portbench's worker says it).
+class Tune : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!portbench::cuda::device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
+    dir = bundle_with_cluster_variant(tmp);
+    record = tmp.path() / "record.json";
+    gpu = portbench::cuda::context::open(0)->info().name;
+    ASSERT_FALSE(gpu.empty());
+  }
   pt::temp_dir tmp;
-  const auto dir = bundle_with_cluster_variant(tmp);
-  const auto record = tmp.path() / "record.json";
+  std::filesystem::path dir, record;
+  std::string gpu;
+};
+
+TEST_F(Tune, TimesEveryVariantAndRecordsTheFastestThatPasses) {
   const auto r = pt::run_process({PORTBENCH_BIN, "tune", dir.string(), "--runs", "2", "--time-cap", "0.2",
-                                  "--gpu", "test", "--out", record.string()});
+                                  "--gpu", gpu, "--out", record.string()});
   std::printf("%s\n%s\n", r.out.c_str(), r.err.c_str());
   ASSERT_EQ(r.exit_code, 0);
   const json rec = json::parse(pt::read_text(record));
   EXPECT_EQ(rec["schema"], "portbench.tuning-record/1");
   EXPECT_EQ(rec["frontend"], "cutile_python");
+  EXPECT_EQ(rec["gpu"], gpu);
   ASSERT_EQ(rec["choices"].size(), 3u);
   for (const auto& c : rec["choices"]) {
     SCOPED_TRACE(c.dump());
@@ -78,6 +94,18 @@ TEST(Tune, TimesEveryVariantAndRecordsTheFastestThatPasses) {
     EXPECT_EQ(c["variant"], speedup > 1 ? "cta2" : "plain");
     EXPECT_DOUBLE_EQ(c["speedup_over_default"].get<double>(), speedup > 1 ? speedup : 1.0);
   }
+}
+
+// A record made on one card would choose plans for another: `--gpu` names the card the record is
+// for, and tune stops before timing anything on any other, writing no record.
+TEST_F(Tune, AnotherGpuThanTheRecordsIsRefusedBeforeTiming) {
+  const auto r = pt::run_process({PORTBENCH_BIN, "tune", dir.string(), "--gpu", "NVIDIA B300", "--out", record.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("device 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"" + gpu + "\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not the record's GPU \"NVIDIA B300\""), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(record));
 }
 
 }  // namespace

@@ -95,4 +95,16 @@ TEST(TuneChoice, NothingStartedKeepsTheBaselineUntimed) {
   EXPECT_FALSE(ch.candidates.front().eligible());
 }
 
+// The device names as the driver reports them (cuDeviceGetName) on the cards the records are for.
+TEST(TuneGpu, ARecordsGpuIsThatNameOrItWithFurtherWords) {
+  EXPECT_TRUE(tn::is_gpu("NVIDIA H200", "NVIDIA H200"));
+  EXPECT_TRUE(tn::is_gpu("NVIDIA H200 NVL", "NVIDIA H200"));
+  EXPECT_TRUE(tn::is_gpu("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(tn::is_gpu("NVIDIA H100 80GB HBM3", "NVIDIA H200"));
+  EXPECT_FALSE(tn::is_gpu("NVIDIA H200", "NVIDIA H20"));      // another card, not a family
+  EXPECT_FALSE(tn::is_gpu("NVIDIA H20", "NVIDIA H200"));
+  EXPECT_FALSE(tn::is_gpu("NVIDIA H100 PCIe", "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(tn::is_gpu("NVIDIA H200", ""));                // no name is no GPU
+}
+
 }  // namespace

@@ -70,7 +70,7 @@ fn options(args: &Args) -> Result<export::Options> {
         format!("target description (--target, ${}, default {})", target::TARGET_ENV, target::default_path().display())
     })?;
     let tuning = match &args.tuning {
-        Some(p) => Some(TuningRecord::load(p, &target.name)?),
+        Some(p) => Some(TuningRecord::load(p, &target)?),
         None => None,
     };
     Ok(export::Options { target, tuning, chosen_only: args.chosen_only })

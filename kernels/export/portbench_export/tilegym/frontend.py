@@ -54,7 +54,7 @@ class Session:
             fake_torch.install(fake_torch.TorchState(t.gpu, t.sm_count, t.capability))
             self.recorder = capture.install()
             self.loaded = package.install(self.recorder.autotune_disabled)
-        self.record = load_record(options.tuning, FRONTEND, t.name) if options.tuning else None
+        self.record = load_record(options.tuning, FRONTEND, t.name, t.gpu) if options.tuning else None
 
     # ---- capture ----
     def _named(self, decls: list[TensorDecl]) -> dict[str, fake_torch.FakeTensor]:

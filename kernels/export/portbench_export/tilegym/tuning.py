@@ -42,7 +42,15 @@ def key(op: str, params: dict[str, Any]) -> str:
     return json.dumps([op, params], sort_keys=True)
 
 
-def load_record(path: Path, frontend: str, target: str) -> TuningRecord:
+def is_gpu(name: str, card: str) -> bool:
+    """Whether the device `name` is the card `card` names: that name, or it and further words
+    ("NVIDIA H200 NVL"), as `portbench tune --gpu` decides."""
+    return bool(card) and (name == card or name.startswith(card + " "))
+
+
+def load_record(path: Path, frontend: str, target: str, gpu: str | None = None) -> TuningRecord:
+    """A measured record names the card it ran on ('gpu'); it must be the target's card `gpu`.
+    Records written by hand for a purpose (no 'gpu') are taken as they are."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
@@ -55,6 +63,9 @@ def load_record(path: Path, frontend: str, target: str) -> TuningRecord:
         raise SuiteError(f"{path}: 'frontend' is {doc.get('frontend')!r}, this exporter is {frontend!r}")
     if doc.get("target") != target:
         raise SuiteError(f"{path}: 'target' is {doc.get('target')!r}, the export's target is {target!r}")
+    if gpu and "gpu" in doc and not (isinstance(doc["gpu"], str) and is_gpu(doc["gpu"], gpu)):
+        raise SuiteError(f"{path}: 'gpu' is {doc['gpu']!r}: the record was measured on another card than "
+                         f"the target's {gpu!r}")
     choices = doc.get("choices")
     if not isinstance(choices, list):
         raise SuiteError(f"{path}: 'choices' must be an array")

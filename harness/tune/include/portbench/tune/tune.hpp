@@ -21,6 +21,9 @@ inline constexpr const char* k_record_schema = "portbench.tuning-record/1";
 struct tune_options {
   std::vector<std::string> bundle_dirs;   ///< folders searched for bundles with variants
   std::string suite_file;                 ///< optional: only these configurations ("" = every one)
+  /// The GPU the record is for (a target description's `gpu`, e.g. "NVIDIA H200"): a device
+  /// whose name is not this one is refused before anything is timed ("" = any device).
+  std::string expect_gpu;
   sweep::execute_options sweep;           ///< runs, devices, timing, timeout, worker executable
 };
 
@@ -67,6 +70,7 @@ class config_runs {
 };
 
 struct tune_result {
+  std::string gpu_name;   ///< the device the candidates ran on, as its worker describes it
   std::vector<config_choice> choices;
   std::vector<std::pair<std::string, std::string>> skipped;   ///< config id, why (no variants, ...)
   sweep::sweep_summary summary;
@@ -76,11 +80,16 @@ struct tune_result {
 /// the chosen one as the port against the chosen plan as the reference (same bundle).
 [[nodiscard]] sweep::sweep_plan plan_tune(const tune_options& opt, std::vector<std::pair<std::string, std::string>>& skipped);
 
-/// Runs the plan and picks a winner per configuration.
+/// Whether a device named `gpu_name` is the GPU `expected` names: the same name, or that name
+/// and a further word ("NVIDIA H200" is "NVIDIA H200 NVL"'s family; "NVIDIA H20" is not it).
+[[nodiscard]] bool is_gpu(const std::string& gpu_name, const std::string& expected);
+
+/// Runs the plan and picks a winner per configuration. Throws sweep_error when the devices
+/// are not opt.expect_gpu, or differ from one another: a record's choices hold for one GPU.
 [[nodiscard]] tune_result run_tune(const tune_options& opt);
 
-/// The tuning record (schema portbench.tuning-record/1) for the exporter of `frontend`.
-[[nodiscard]] nlohmann::json to_record(const tune_result& r, const std::string& target, const std::string& gpu,
-                                       const std::string& made_by);
+/// The tuning record (schema portbench.tuning-record/1) for the exporter of `frontend`; its
+/// `gpu` is the device the candidates ran on (r.gpu_name).
+[[nodiscard]] nlohmann::json to_record(const tune_result& r, const std::string& target, const std::string& made_by);
 
 }  // namespace portbench::tune
