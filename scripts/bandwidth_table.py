@@ -6,7 +6,13 @@ measured copy bandwidth. Runs whose numerics or proof did not pass are left out:
 skips work must not look fast.
 With --top N, the N configurations per operator that move the most bytes (the port issues'
 figure: the three largest KV lengths), one row each.
-Usage: bandwidth_table.py [--top N] COST.jsonl COPY_GBPS RESULTS.h5 [RESULTS.h5 ...]"""
+With --list, only those configurations as ID=BYTES lines, the arguments of decode_floor.py.
+With --floor FLOOR.json (decode_floor.py --json), each row also against what torch reaches moving
+that row's own bytes, cold and clean: a copy of them, and a read of them followed by a second,
+one-element kernel (the floor of a pass-and-reduce plan). Below about 60 MB a copy alone falls
+short of the large copy's bandwidth, so the two shares say whether a small plan is far from what
+the GPU allows or from what only a large transfer reaches.
+Usage: bandwidth_table.py [--top N] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
 import json
 import sys
 
@@ -52,7 +58,21 @@ def collect(files, cost):
     return times
 
 
-def main(cost_file, copy_gbps, files, top=1):
+def load_floor(path):
+    """decode_floor.py --json's file; exits with one line naming the file and the cause."""
+    try:
+        with open(path) as f:
+            floor = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"bandwidth_table.py: {path}: {e}")
+    for name, case in floor.items() if isinstance(floor, dict) else [("", None)]:
+        if not isinstance(case, dict) or any(not isinstance(case.get(k), (int, float)) or case[k] <= 0
+                                             for k in ("bytes", "copy_us", "read_plus_one_us")):
+            sys.exit(f"bandwidth_table.py: {path}: '{name}' lacks a positive bytes, copy_us or read_plus_one_us")
+    return floor
+
+
+def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None):
     cost = {}
     for line in open(cost_file):
         d = json.loads(line)
@@ -68,26 +88,56 @@ def main(cost_file, copy_gbps, files, top=1):
     for op, cids in by_op.items():
         cids.sort(key=lambda c: (-cost[c]["bytes"], min(times[c].values())))
         rows += [(op, c) for c in cids[:top]]
+    rows.sort(key=lambda r: (r[0], -cost[r[1]]["bytes"]))
+    if listing:
+        for _, cid in rows:
+            print(f"{cid}={int(cost[cid]['bytes'])}")
+        return
     frontends = sorted({fe for per_fe in times.values() for fe in per_fe})
     print(f"copy bandwidth {copy_gbps:.0f} GB/s")
     head = " ".join(f"{fe + ' us':>17s}" for fe in frontends)
-    print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}  configuration (most bytes first)")
-    for op, cid in sorted(rows, key=lambda r: (r[0], -cost[r[1]]["bytes"])):
+    extra = (f" {'own copy us':>11s} {'%':>6s} {'own 2-kern us':>13s} {'%':>6s}" if floor is not None else "")
+    print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}{extra}"
+          "  configuration (most bytes first)")
+    for op, cid in rows:
         b = cost[cid]["bytes"]
         per_fe = times[cid]
         cols = " ".join(f"{per_fe[fe] / 1e3:17.2f}" if fe in per_fe else f"{'-':>17s}" for fe in frontends)
         fastest = min(per_fe, key=per_fe.get)
         gbps = b / per_fe[fastest]
-        print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%  {cid}")
+        if floor is not None:
+            extra = floor_columns(floor.get(cid), b, per_fe[fastest] / 1e3)
+        print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}  {cid}")
+
+
+def floor_columns(case, moved, fastest_us):
+    """A copy of the row's own bytes and the two-kernel floor, each as its time and as a share of
+    the fastest side's time (100% = as fast as that floor); dashes where the floor has no such
+    row or timed other bytes."""
+    if case is None or case.get("bytes") != moved:
+        return f" {'-':>11s} {'-':>6s} {'-':>13s} {'-':>6s}"
+    copy_us, two_us = case["copy_us"], case["read_plus_one_us"]
+    return (f" {copy_us:11.2f} {100 * copy_us / fastest_us:5.1f}% {two_us:13.2f} "
+            f"{100 * two_us / fastest_us:5.1f}%")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    top = 1
-    if args[:1] == ["--top"]:
-        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
-            sys.exit("bandwidth_table.py: --top needs a positive count")
-        top, args = int(args[1]), args[2:]
-    if len(args) < 3:
+    top, listing, floor = 1, False, None
+    while args[:1] and args[0].startswith("--"):
+        if args[0] == "--top":
+            if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+                sys.exit("bandwidth_table.py: --top needs a positive count")
+            top, args = int(args[1]), args[2:]
+        elif args[0] == "--list":
+            listing, args = True, args[1:]
+        elif args[0] == "--floor":
+            if len(args) < 2:
+                sys.exit("bandwidth_table.py: --floor needs decode_floor.py's JSON file")
+            floor = load_floor(args[1])
+            args = args[2:]
+        else:
+            sys.exit(f"bandwidth_table.py: unknown option {args[0]}")
+    if len(args) < 3 or (listing and floor is not None):
         sys.exit(__doc__)
-    main(args[0], float(args[1]), args[2:], top)
+    main(args[0], float(args[1]), args[2:], top, listing, floor)

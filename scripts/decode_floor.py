@@ -9,13 +9,21 @@ count B, the median device time (torch.profiler, CUPTI underneath) of
            and its reduce), whose device time portbench sums
 and each as a share of the large copy's bandwidth (the issue's 80% figure).
 
-Usage: decode_floor.py COPY_GBPS NAME=BYTES ...   (on the GPU host)"""
+With --json PATH the times also go to PATH, {NAME: {"bytes", "copy_us", "read_us",
+"read_plus_one_us"}}, for bandwidth_table.py --floor (each configuration against a copy of its own
+bytes). NAME may hold '=' (a configuration id): the bytes follow the last one.
+
+Usage: decode_floor.py [--json PATH] COPY_GBPS NAME=BYTES ...   (on the GPU host)"""
+import json
 import sys
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 REPS = 20
+# The floor matters for small transfers; above this a copy is the large copy itself, and torch splits
+# a sum of more than 2**31 elements into several kernels, which the kernel count below rejects.
+MAX_BYTES = 1 << 30
 
 
 def device_times(step, flush, kernels_per_rep):
@@ -39,10 +47,27 @@ def device_times(step, flush, kernels_per_rep):
     return sums[len(sums) // 2]
 
 
+def parse_cases(args):
+    """NAME=BYTES arguments as (name, bytes); exits with the usage on a malformed one."""
+    cases = []
+    for arg in args:
+        name, _, moved = arg.rpartition("=")
+        if not name or not moved.isdigit() or int(moved) < 1:
+            sys.exit(f"decode_floor.py: '{arg}' is not NAME=BYTES with a positive byte count")
+        cases.append((name, int(moved)))
+    return cases
+
+
 def main(argv):
-    if len(argv) < 2 or any("=" not in a for a in argv[1:]):
+    json_path = None
+    if argv[:1] == ["--json"]:
+        if len(argv) < 2:
+            sys.exit("decode_floor.py: --json needs a path")
+        json_path, argv = argv[1], argv[2:]
+    if len(argv) < 2:
         sys.exit(__doc__)
     copy_gbps = float(argv[0])
+    cases = parse_cases(argv[1:])
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     # As portbench's sampler flushes (harness/measure/l2_flush.hpp): a read of twice the L2, which
     # leaves it cold and clean.
@@ -52,9 +77,11 @@ def main(argv):
     tiny = torch.ones(1, device="cuda")
     print(f"L2 {l2 >> 20} MiB, copy bandwidth {copy_gbps:.0f} GB/s; 80% of it in us per case")
     print(f"{'case':28s} {'MB':>7s} {'80% us':>7s} {'copy us':>8s} {'%':>6s} {'read us':>8s} {'%':>6s} {'read+1 us':>9s} {'%':>6s}")
-    for arg in argv[1:]:
-        name, moved = arg.split("=", 1)
-        moved = int(moved)
+    floor = {}
+    for name, moved in cases:
+        if moved > MAX_BYTES:
+            print(f"{name:28s} {moved / 1e6:7.1f} skipped: above {MAX_BYTES >> 20} MiB a copy runs at the large copy's bandwidth")
+            continue
         # Random halves: no all-zero data, and the sum reads every byte.
         half = torch.randn(max(1, moved // 2 // 2), dtype=torch.float16, device="cuda")
         dst = torch.empty_like(half)
@@ -68,6 +95,10 @@ def main(argv):
         pct = lambda us: 100.0 * moved / (us * 1e3) / copy_gbps  # noqa: E731
         print(f"{name:28s} {moved / 1e6:7.1f} {bound_us:7.2f} {copy_us:8.2f} {pct(copy_us):6.1f} {read_us:8.2f} "
               f"{pct(read_us):6.1f} {both_us:9.2f} {pct(both_us):6.1f}")
+        floor[name] = {"bytes": moved, "copy_us": copy_us, "read_us": read_us, "read_plus_one_us": both_us}
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(floor, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@
 # operators swept with host- then device-generated inputs; _OPS, _RUNS, _TIMEOUT),
 # PORTBENCH_REF_BENCH (reference verification benchmark), PORTBENCH_GEMM_PROBE (cuBLAS and Triton
 # fp16/bf16 product sums against fp64), PORTBENCH_PAIRS_SUITE (a few operators paired: _REF, _PORT,
-# _RUNS, _BEFORE_BIN), PORTBENCH_DECODE_FLOOR (a copy's and a read's time per byte count),
+# _RUNS, _BEFORE_BIN, _FLOOR), PORTBENCH_DECODE_FLOOR (a copy's and a read's time per byte count),
 # PORTBENCH_TUNE_APPLY (the tuned bundles take the record's choices), PORTBENCH_VARIANTS_SUITE
 # (every variant's numerics in _DIRS on that suite); PORTBENCH_SKIP_TESTS
 # skips the gpu tests.
@@ -202,6 +202,15 @@ pairs() {
   "$bin" diagnose "$OUT/$name.h5" --bundles "${ref[@]}" "${port[@]}" --no-sass --format md > "$OUT/${name}_diagnose.md" 2>&1
   [[ -s "$OUT/pairs_cost.jsonl" ]] &&
     python3 scripts/bandwidth_table.py --top 3 "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 | tee "$OUT/${name}_bandwidth.txt"
+  # PORTBENCH_PAIRS_FLOOR=1: those rows again, each against torch moving its own bytes (a copy;
+  # a read and a one-element kernel), timed here on the same GPU (scripts/decode_floor.py).
+  if [[ "${PORTBENCH_PAIRS_FLOOR:-0}" == 1 && -s "$OUT/pairs_cost.jsonl" && "$name" == pairs ]]; then
+    local cases
+    mapfile -t cases < <(python3 scripts/bandwidth_table.py --top 3 --list "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5")
+    timeout "$(left_s 120)" python3 scripts/decode_floor.py --json "$OUT/floor.json" "${COPY_GBPS:-0}" "${cases[@]}" > "$OUT/floor.txt" 2>&1 &&
+      python3 scripts/bandwidth_table.py --top 3 --floor "$OUT/floor.json" "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 |
+        tee "$OUT/${name}_bandwidth_floor.txt" || { echo "decode floor failed:"; tail -3 "$OUT/floor.txt"; }
+  fi
   cp "$OUT/$name.h5" "$FINAL"/ 2>/dev/null
 }
 if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then

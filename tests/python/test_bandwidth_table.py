@@ -59,3 +59,37 @@ def test_the_largest_configurations_and_their_fastest_clean_side(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "scripts/bandwidth_table.py"), "--top", "0", str(cost), "1", str(results)],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "positive count" in bad.stderr
+
+
+def test_each_row_against_a_copy_of_its_own_bytes(tmp_path):
+    """--list names the rows as decode_floor.py's arguments; --floor puts its times beside them."""
+    cost = tmp_path / "cost.jsonl"
+    # portbench cost writes bytes as a JSON number that may carry a fraction ("4000000.0").
+    sizes = {"dec/s=1,h=8": 1_000_000, "dec/s=2,h=8": 4_000_000.0}
+    cost.write_text("".join(json.dumps({"id": c, "op": "dec", "bytes": b}) + "\n" for c, b in sizes.items()))
+    results = tmp_path / "r.h5"
+    write_results(results, [
+        ("dec", "dec/s=1,h=8", "port", "port", "run_0", [1600, 1650, 1700], "PASS"),
+        ("dec", "dec/s=2,h=8", "port", "port", "run_0", [2500, 2500, 2500], "PASS"),
+    ])
+    script = str(REPO / "scripts/bandwidth_table.py")
+    run = lambda *a: subprocess.run([sys.executable, script, *a], capture_output=True, text=True)
+    listed = run("--top", "2", "--list", str(cost), "2000", str(results))
+    assert listed.returncode == 0 and listed.stdout.split() == ["dec/s=2,h=8=4000000", "dec/s=1,h=8=1000000"]
+    floor = tmp_path / "floor.json"
+    # s=2: a copy of its 4 MB takes 2.0 us, the two-kernel floor 2.25 us, the port 2.5 us (80%, 90%).
+    # s=1's floor timed other bytes than the row moves: no share is printed for it.
+    floor.write_text(json.dumps({
+        "dec/s=2,h=8": {"bytes": 4_000_000, "copy_us": 2.0, "read_us": 1.8, "read_plus_one_us": 2.25},
+        "dec/s=1,h=8": {"bytes": 999, "copy_us": 1.0, "read_us": 1.0, "read_plus_one_us": 1.5}}))
+    table = run("--top", "2", "--floor", str(floor), str(cost), "2000", str(results))
+    assert table.returncode == 0, table.stderr
+    got = {r[-1]: r[4:10] for r in rows(table.stdout)}
+    assert got["dec/s=2,h=8"] == ["1600", "80.0%", "2.00", "80.0%", "2.25", "90.0%"]
+    assert got["dec/s=1,h=8"] == ["606", "30.3%", "-", "-", "-", "-"]
+    floor.write_text(json.dumps({"dec/s=2,h=8": {"bytes": 4_000_000, "copy_us": 0}}))
+    bad = run("--floor", str(floor), str(cost), "2000", str(results))
+    assert bad.returncode != 0 and str(floor) in bad.stderr and "dec/s=2,h=8" in bad.stderr
+    assert bad.stderr.count("\n") == 1
+    missing = run("--floor", str(tmp_path / "none.json"), str(cost), "2000", str(results))
+    assert missing.returncode != 0 and "none.json" in missing.stderr
