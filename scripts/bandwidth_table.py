@@ -9,9 +9,9 @@ figure: the three largest KV lengths), one row each.
 With --list, only those configurations as ID=BYTES lines, the arguments of decode_floor.py.
 With --floor FLOOR.json (decode_floor.py --json), each row also against what torch reaches moving
 that row's own bytes, cold and clean: a copy of them, and a read of them followed by a second,
-one-element kernel (the floor of a pass-and-reduce plan). Below about 60 MB a copy alone falls
-short of the large copy's bandwidth, so the two shares say whether a small plan is far from what
-the GPU allows or from what only a large transfer reaches.
+one-element kernel (the floor of a pass-and-reduce plan). Below about 60 MB a transfer's time is
+not the large copy's bandwidth (launch and tail costs; a copy's writes can stay in the L2), so the
+two shares say how far a small plan is from what the GPU reaches moving the same bytes.
 Usage: bandwidth_table.py [--top N] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
 import json
 import sys

@@ -80,7 +80,7 @@ def main(argv):
     floor = {}
     for name, moved in cases:
         if moved > MAX_BYTES:
-            print(f"{name:28s} {moved / 1e6:7.1f} skipped: above {MAX_BYTES >> 20} MiB a copy runs at the large copy's bandwidth")
+            print(f"{name:28s} {moved / 1e6:7.1f} skipped: above {MAX_BYTES >> 20} MiB, as large as the copy bandwidth's own")
             continue
         # Random halves: no all-zero data, and the sum reads every byte.
         half = torch.randn(max(1, moved // 2 // 2), dtype=torch.float16, device="cuda")
