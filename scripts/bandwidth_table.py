@@ -65,7 +65,9 @@ def load_floor(path):
             floor = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"bandwidth_table.py: {path}: {e}")
-    for name, case in floor.items() if isinstance(floor, dict) else [("", None)]:
+    if not isinstance(floor, dict):
+        sys.exit(f"bandwidth_table.py: {path}: not an object of cases by configuration id")
+    for name, case in floor.items():
         if not isinstance(case, dict) or any(not isinstance(case.get(k), (int, float)) or case[k] <= 0
                                              for k in ("bytes", "copy_us", "read_plus_one_us")):
             sys.exit(f"bandwidth_table.py: {path}: '{name}' lacks a positive bytes, copy_us or read_plus_one_us")
