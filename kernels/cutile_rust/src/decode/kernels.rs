@@ -40,26 +40,6 @@ pub mod portbench_decode {
         }
     }
 
-    /// Key tile `t` of batch `b` from an MLA tensor seen as `[B, S, C]` tiles, with latency
-    /// hint `LAT`; `TMA` = 0 loads it without the tensor memory accelerator (per-thread copies:
-    /// many small requests in flight instead of one bulk copy a tile).
-    fn load_keys<T: ElementType, const BN: i32, const C: i32, const LAT: i32, const TMA: i32>(
-        p: &Partition<T, { [1, BN, C] }>,
-        b: i32,
-        t: i32,
-    ) -> Tile<T, { [BN, C] }> {
-        let x: Tile<T, { [1, BN, C] }> = if TMA == 1i32 {
-            let x: Tile<T, { [1, BN, C] }> =
-                load_view_tko(p, [b, t, 0i32], ordering::Weak, scope::TileBlock, Some(LAT), tma::Enabled);
-            x
-        } else {
-            let x: Tile<T, { [1, BN, C] }> =
-                load_view_tko(p, [b, t, 0i32], ordering::Weak, scope::TileBlock, Some(LAT), tma::Disabled);
-            x
-        };
-        x.reshape(shape![BN, C])
-    }
-
     /// One GQA decode block's normalised output `[1, 1, G, 1, D]` and base-2 LSE `[1, 1, G, 1]`
     /// over keys `[lo, S)` of its split (module docs); `sink2` is added to the softmax
     /// denominator as a base-2 logit per query head (`-inf`: none).
@@ -260,11 +240,11 @@ pub mod portbench_decode {
     /// splits]`: with one split these are the operator's `o` (seen as `[B, H, 1, D]`) and `lse`
     /// (`[B, H, 1]`), with several the scratch buffers `splitk_reduce` reads. kv is loaded
     /// per tile as the keys and, `RV` = 1, again (an L2 hit) as the values, as tilegym does
-    /// (`RV` = 0: the key tile serves as the values). kv and kpe loads carry latency hint `LAT`
-    /// (tilegym's: 2; tileiras sizes the loop's load pipeline from it). `TILES` > 0: `len = TILES * BN` keys a split as a constant loop count, as
+    /// (`RV` = 0: the key tile serves as the values). Loads carry latency hint 2 (tilegym's).
+    /// `TILES` > 0: `len = TILES * BN` keys a split as a constant loop count, as
     /// `decode_tiles`; 0: the count from `len` at run time.
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32, const LAT: i32, const TMA: i32, const TILES: i32>(
+    unsafe fn mla_split<T: ElementType, const TH: i32, const D: i32, const DPE: i32, const BN: i32, const RV: i32, const TILES: i32>(
         q: &Tensor<T, { [-1, -1, -1] }>,
         qpe: &Tensor<T, { [-1, -1, -1] }>,
         kv: &Tensor<T, { [-1, -1, -1] }>,
@@ -305,8 +285,12 @@ pub mod portbench_decode {
         let mut acc: Tile<f32, { [D, TH] }> = constant(0.0f32, shape![D, TH]);
         for j in 0i32..tiles {
             let t: i32 = first + j;
-            let kvt: Tile<T, { [BN, D] }> = load_keys::<T, BN, D, LAT, TMA>(&kv_p, pid.1, t);
-            let kpet: Tile<T, { [BN, DPE] }> = load_keys::<T, BN, DPE, LAT, TMA>(&kpe_p, pid.1, t);
+            let kvt: Tile<T, { [1, BN, D] }> =
+                load_view_tko(&kv_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kvt: Tile<T, { [BN, D] }> = kvt.reshape(shape![BN, D]);
+            let kpet: Tile<T, { [1, BN, DPE] }> =
+                load_view_tko(&kpe_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kpet: Tile<T, { [BN, DPE] }> = kpet.reshape(shape![BN, DPE]);
             let zero: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
             let s0: Tile<f32, { [BN, TH] }> = mmaf(kvt, qt, zero);
             let mut s: Tile<f32, { [BN, TH] }> = mmaf(kpet, qpet, s0);
@@ -328,7 +312,9 @@ pub mod portbench_decode {
             // tile itself.
             let mut vs: Tile<T, { [BN, D] }> = kvt;
             if RV == 1i32 {
-                vs = load_keys::<T, BN, D, LAT, TMA>(&v_p, pid.1, t);
+                let vl: Tile<T, { [1, BN, D] }> =
+                    load_view_tko(&v_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+                vs = vl.reshape(shape![BN, D]);
             }
             let vt: Tile<T, { [D, BN] }> = vs.transpose();
             let pt: Tile<T, { [BN, TH] }> = convert_tile(p);

@@ -469,11 +469,6 @@ pub struct MlaKnobs {
     pub waves: i64,
     /// The split-KV plan's reduce (mla_decoding has none).
     pub reduce: ReduceKnobs,
-    /// The kv and kpe loads' latency hint (tilegym: 2), from which tileiras sizes the loop's
-    /// load pipeline.
-    pub lat: i32,
-    /// kv and kpe loaded by the tensor memory accelerator (tilegym's), else by per-thread copies.
-    pub tma: bool,
 }
 
 impl MlaKnobs {
@@ -481,27 +476,15 @@ impl MlaKnobs {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
         let rv = if self.reload_v { "_rv" } else { "" };
         let waves = if self.waves == 1 { String::new() } else { format!("_x{}", self.waves) };
-        let fixed = if self.fixed { "_fixed" } else { "" };
-        let tma = if self.tma { "" } else { "_notma" };
-        format!("h{}_n{}_{occ}{rv}{waves}{fixed}{}{}{tma}", self.th, self.bn, self.reduce.suffix(), lat_suffix(self.lat))
+        format!("h{}_n{}_{occ}{rv}{waves}{}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
-/// Names a latency hint other than tilegym's 2.
-fn lat_suffix(lat: i32) -> String {
-    if lat == 2 {
-        String::new()
-    } else {
-        format!("_l{lat}")
-    }
-}
-
-pub const MLA_DEFAULT: MlaKnobs =
-    MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, waves: 1, reduce: REDUCE_DEFAULT, lat: 2, tma: true };
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 /// The split-KV pass keeps the key tile as the values: with two [128, 512] tiles per step,
 /// tileiras compiles the occupancy-2 pass to 128 threads (1 CTA/SM by shared memory).
 pub const MLA_SPLIT_DEFAULT: MlaKnobs =
-    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, waves: 1, reduce: REDUCE_DEFAULT, lat: 2, tma: true };
+    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 
 /// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
 /// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
@@ -565,8 +548,7 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     }
     tuning.insert("head_tile".into(), json!(k.th));
     tuning.insert("key_tile".into(), json!(k.bn));
-    tuning.insert("load_latency".into(), json!(k.lat));
-    tuning.insert("loads".into(), json!(if k.tma { "TMA" } else { "per-thread copies" }));
+    tuning.insert("load_latency".into(), json!(2));
     tuning.insert("values".into(), json!(if k.reload_v { "kv loaded again per tile" } else { "the key tile, transposed" }));
     tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     tuning.insert("specialization".into(), specialization_json(&tensors));
@@ -582,23 +564,13 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
             dpe.to_string(),
             k.bn.to_string(),
             i32::from(k.reload_v).to_string(),
-            k.lat.to_string(),
-            i32::from(k.tma).to_string(),
             tiles.to_string(),
         ],
         args,
         tensors,
         grid,
         tuning,
-        stem: format!(
-            "mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}{fixed}{}{}",
-            x.elem,
-            k.th,
-            k.bn,
-            if k.reload_v { "_rv" } else { "" },
-            lat_suffix(k.lat),
-            if k.tma { "" } else { "_notma" }
-        ),
+        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}{fixed}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -884,14 +856,6 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 // the TMA barrier's wait loop). Measured beside 32-key tiles, with and without
                 // the hint or the values loaded again: only this one was faster.
                 MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
-                // The same pass, its loads hinted as heavy (tileiras keeps its three 72 KB stages
-                // and drops the 8-byte stack frame), or as per-thread copies instead of one bulk
-                // copy a tile (LDG.E.128: many small requests in flight; 696 B of stack). Why: its
-                // pass moves 35.8 MB at S 31079 slower than a read of the same bytes (17.2 us
-                // against torch's 13.6 us on the H200, docs/device-log.md, nineteenth and twentieth sessions).
-                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, lat: 8, ..MLA_SPLIT_DEFAULT },
-                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, tma: false, ..MLA_SPLIT_DEFAULT },
-                MlaKnobs { bn: 32, occupancy: None, fixed: true, reduce: REDUCE_DOT, tma: false, ..MLA_SPLIT_DEFAULT },
             ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
@@ -1070,7 +1034,7 @@ mod tests {
         let pass = &p.stages[0];
         // tilegym's grid: (ceil(H / 16), B, 1).
         assert_eq!((pass.kernel, pass.grid), ("mla_split", [2, 128, 1]));
-        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64", "1", "2", "1", "0"]);
+        assert_eq!(pass.generics, ["f16", "16", "512", "64", "64", "1", "0"]);
         let e = entry_params(&pass.args);
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // q, qpe, kv, kpe (ptr + 3 + 3 each), o as [B, H, 1, D], lse as [B, H, 1], qk_scale, len.
@@ -1142,15 +1106,6 @@ mod tests {
         let wide = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_dot");
         assert_eq!((wide.stages[0].grid, wide.stages[0].occupancy, wide.stages[0].generics.last().unwrap().as_str()), ([1, 1, 122], None, "4"));
         assert_eq!(wide.stages[1].generics, ["f16", "128", "128", "1"]);
-        // Its loads hinted heavy, or copied per thread: the same grid, the pass's LAT and TMA
-        // generics (before TILES) and its tuning say which; every other generic as `wide`'s.
-        for (variant, lat, tma, loads) in [("h16_n64_nohint_fixed_dot_l8", "8", "1", "TMA"), ("h16_n64_nohint_fixed_dot_notma", "2", "0", "per-thread copies")] {
-            let v = variant_plan("mla_decoding_split_kv", &mla_split(31079), variant);
-            let g = &v.stages[0].generics;
-            assert_eq!((v.stages[0].grid, &g[6..], v.stages[0].tuning["loads"].as_str()), ([1, 1, 122], &[lat.to_string(), tma.to_string(), "4".to_string()][..], Some(loads)));
-            assert_eq!((&g[..6], &wide.stages[0].generics[6..]), (&wide.stages[0].generics[..6], &["2".to_string(), "1".to_string(), "4".to_string()][..]));
-            assert_ne!(v.stages[0].stem, wide.stages[0].stem);
-        }
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });
