@@ -91,6 +91,10 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW, ..DEFAULT },
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
     DecodeKnobs { plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
+    // The reduce without TMA, beside the forms the H200 record chose most (flash_decode: 8 and
+    // 6 of 21 configurations).
+    DecodeKnobs { fixed: true, reduce: REDUCE_NARROW_PL, ..DEFAULT },
+    DecodeKnobs { fixed: true, reduce: REDUCE_DOT_PL, ..DEFAULT },
 ];
 
 /// attention_sink_decode's own alternatives: its 64-wide heads make a 128-key tile 16 KB, so a
@@ -103,6 +107,7 @@ pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_DOT, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_PL, ..DEFAULT },
 ];
 
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
@@ -128,27 +133,31 @@ pub struct ReduceKnobs {
     pub max_td: i64,
     pub occupancy: i32,
     pub dot: bool,
+    /// The partials loaded and `o` stored by TMA (tilegym's), else by per-thread loads and
+    /// stores: a block that reads one small tile once waits on a bulk copy and its barrier.
+    pub tma: bool,
 }
 
 /// The port's reduce: tilegym's tiles and hint, the weighted sum elementwise.
-pub const REDUCE_DEFAULT: ReduceKnobs = ReduceKnobs { max_td: 128, occupancy: REDUCE_OCCUPANCY, dot: false };
+pub const REDUCE_DEFAULT: ReduceKnobs = ReduceKnobs { max_td: 128, occupancy: REDUCE_OCCUPANCY, dot: false, tma: true };
 /// Half the columns a block, twice the blocks (the standalone splitk_reduce's most frequent
 /// tuned choice on the H200, `d64_o2`).
-pub const REDUCE_NARROW: ReduceKnobs = ReduceKnobs { max_td: 64, occupancy: 2, dot: false };
+pub const REDUCE_NARROW: ReduceKnobs = ReduceKnobs { max_td: 64, occupancy: 2, dot: false, tma: true };
 /// tilegym's reduce from 16 splits on sm_90: the weighted sum on the tensor cores.
 pub const REDUCE_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_DEFAULT };
 pub const REDUCE_NARROW_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_NARROW };
+/// The reduces the decode records chose most (H200), with per-thread loads and stores.
+pub const REDUCE_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_DEFAULT };
+pub const REDUCE_DOT_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_DOT };
+pub const REDUCE_NARROW_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_NARROW };
 
 impl ReduceKnobs {
-    /// The variant-name suffix ("" for the default; `_dot` for its tensor-core form).
+    /// The variant-name suffix ("" for the default; `_dot` for its tensor-core form, `_pl` for
+    /// per-thread loads and stores).
     fn suffix(&self) -> String {
-        let tiles = ReduceKnobs { dot: false, ..*self };
+        let tiles = ReduceKnobs { dot: false, tma: true, ..*self };
         let base = if tiles == REDUCE_DEFAULT { String::new() } else { format!("_r{}o{}", self.max_td, self.occupancy) };
-        if self.dot {
-            format!("{base}_dot")
-        } else {
-            base
-        }
+        format!("{base}{}{}", if self.dot { "_dot" } else { "" }, if self.tma { "" } else { "_pl" })
     }
 }
 
@@ -609,16 +618,17 @@ fn reduce_stage(
     tuning.insert("valid_splits".into(), json!(n));
     tuning.insert("occupancy".into(), json!(occ));
     tuning.insert("weighted_sum".into(), json!(weighted_sum_name(r.dot)));
+    tuning.insert("partials".into(), json!(if r.tma { "TMA" } else { "per-thread loads and stores" }));
     tuning.insert("specialization".into(), specialization_json(&tensors));
     Ok(Plan {
         kernel: "splitk_reduce",
         elem,
-        generics: vec![elem.to_string(), s2.to_string(), td.to_string(), dot.to_string()],
+        generics: vec![elem.to_string(), s2.to_string(), td.to_string(), dot.to_string(), i32::from(r.tma).to_string()],
         args,
         tensors,
         grid: grid_of(&[b, h, d], &[1, 1, td])?,
         tuning,
-        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{occ}{}", if r.dot { "_dot" } else { "" }),
+        stem: format!("splitk_reduce_{elem}_s{s2}_d{td}_o{occ}{}{}", if r.dot { "_dot" } else { "" }, if r.tma { "" } else { "_pl" }),
         variant: variant.to_string(),
         occupancy: Some(occ),
         worker_warps: None,
@@ -856,6 +866,12 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 // the TMA barrier's wait loop). Measured beside 32-key tiles, with and without
                 // the hint or the values loaded again: only this one was faster.
                 MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
+                // The chosen plans' reduces without TMA: the reduce is 3.9 us of S 31079's 21 us
+                // on the H200 (twentieth session), about 3 us more than a kernel that does nothing.
+                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT_PL, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
+                MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
             ];
             (plan_mla_split_kv(params, MLA_SPLIT_DEFAULT, t)?, alts.iter().map(|&k| plan_mla_split_kv(params, k, t)).collect())
         }
@@ -916,7 +932,7 @@ mod tests {
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
         assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0", "0"]);
-        assert_eq!(reduce.generics, ["f16", "8", "128", "0"]);
+        assert_eq!(reduce.generics, ["f16", "8", "128", "0", "1"]);
         assert_eq!((pass.occupancy, reduce.occupancy), (None, Some(4)));
         let e = entry_params(&pass.args);
         // q, k, v: ptr + 4 + 4; the scratch views: ptr + 5 + 5, ptr + 4 + 4; qk_scale, cap, lo, len.
@@ -978,7 +994,9 @@ mod tests {
                 "n128_x4_occ2_ps",
                 "n128_x1_nohint_fixed_ps_r64o2",
                 "n128_x4_occ2_fixed_ps_r64o2",
-                "n128_x4_occ2_fixed_ps_r64o2_dot"
+                "n128_x4_occ2_fixed_ps_r64o2_dot",
+                // The narrow reduce without TMA; its tensor-core form needs 16 splits.
+                "n128_x1_nohint_fixed_r64o2_pl"
             ]
         );
         // Fixed: the split's key tiles are the pass's TILES generic (31079 keys, 132 / 32 = 4
@@ -995,7 +1013,7 @@ mod tests {
         // The tensor-core reduce differs from the narrow one in its DOT generic and cubin only.
         let dot = all.iter().find(|p| p.variant == "n128_x4_occ2_fixed_r64o2_dot").unwrap();
         let plain = all.iter().find(|p| p.variant == "n128_x4_occ2_fixed_r64o2").unwrap();
-        assert_eq!((dot.stages[1].generics.clone(), plain.stages[1].generics[3].as_str()), (vec!["f16".to_string(), "16".into(), "64".into(), "1".into()], "0"));
+        assert_eq!((dot.stages[1].generics.clone(), plain.stages[1].generics[3].as_str()), (vec!["f16".to_string(), "16".into(), "64".into(), "1".into(), "1".into()], "0"));
         assert_eq!((dot.stages[1].grid, dot.stages[1].args.len()), (plain.stages[1].grid, plain.stages[1].args.len()));
         assert_eq!(dot.stages[0].stem, plain.stages[0].stem);
         assert_ne!(dot.stages[1].stem, plain.stages[1].stem);
@@ -1091,7 +1109,7 @@ mod tests {
         assert_eq!(p.variant, "h16_n128_occ2");
         assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
         assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
-        assert_eq!(p.stages[1].generics, ["f16", "128", "128", "0"]);
+        assert_eq!(p.stages[1].generics, ["f16", "128", "128", "0", "1"]);
         let fixed = variant_plan("mla_decoding_split_kv", &mla_split(11049), "h16_n64_occ2_fixed");
         // 128 keys a split in 64-key tiles: two, as a constant.
         assert_eq!((fixed.stages[0].grid, fixed.stages[0].generics.last().unwrap().as_str()), ([1, 1, 87], "2"));
@@ -1105,7 +1123,14 @@ mod tests {
         // reduce as a product over a 128-split tile.
         let wide = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_dot");
         assert_eq!((wide.stages[0].grid, wide.stages[0].occupancy, wide.stages[0].generics.last().unwrap().as_str()), ([1, 1, 122], None, "4"));
-        assert_eq!(wide.stages[1].generics, ["f16", "128", "128", "1"]);
+        assert_eq!(wide.stages[1].generics, ["f16", "128", "128", "1", "1"]);
+        // The same pass, its reduce 64 columns a block and without TMA: the reduce's TMA generic
+        // 0, its own cubin, and its tuning says so; the pass is `wide`'s.
+        let pl = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_r64o2_pl");
+        assert_eq!((pl.stages[0].generics.clone(), pl.stages[0].stem.clone()), (wide.stages[0].generics.clone(), wide.stages[0].stem.clone()));
+        assert_eq!((pl.stages[1].generics.clone(), pl.stages[1].grid), (vec!["f16".to_string(), "128".into(), "64".into(), "0".into(), "0".into()], [1, 16, 8]));
+        assert_eq!((pl.stages[1].stem.as_str(), pl.stages[1].tuning["partials"].as_str()), ("splitk_reduce_f16_s128_d64_o2_pl", Some("per-thread loads and stores")));
+        assert_eq!(wide.stages[1].tuning["partials"], json!("TMA"));
         let r = entry_params(&p.stages[1].args);
         assert_eq!(r[16].param, Param::Ptr { tensor: "o".into() });
         assert_eq!(r[17].param, Param::Extent { tensor: "o".into(), dim: 0, ty: ScalarType::I32 });

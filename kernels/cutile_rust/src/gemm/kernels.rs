@@ -335,9 +335,10 @@ pub mod portbench_gemm {
     /// up to a power of two (the padding reads lse as -inf and partials as 0). `DOT` = 1: the
     /// weighted sum over the splits as one `[1, S2] x [S2, TD]` f32 product on the tensor cores
     /// (tilegym's `USE_DOT`, which it takes from 16 splits on sm_90); 0: an elementwise product
-    /// reduced over axis 0.
+    /// reduced over axis 0. `TMA` = 1: the partials loaded and `o` stored by the tensor memory
+    /// accelerator (tilegym's); 0: by per-thread loads and stores.
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn splitk_reduce<T: ElementType, const S2: i32, const TD: i32, const DOT: i32>(
+    unsafe fn splitk_reduce<T: ElementType, const S2: i32, const TD: i32, const DOT: i32, const TMA: i32>(
         partial_o: &Tensor<T, { [-1, -1, -1, -1] }>,
         lse: &Tensor<f32, { [-1, -1, -1] }>,
         o: &Tensor<T, { [-1, -1, -1] }>,
@@ -345,8 +346,15 @@ pub mod portbench_gemm {
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();
         let op: Partition<T, { [1, 1, S2, TD] }> = partial_o.partition(shape![1, 1, S2, TD]);
-        let ot: Tile<T, { [1, 1, S2, TD] }> =
-            load_view_tko(&op, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+        let ot: Tile<T, { [1, 1, S2, TD] }> = if TMA == 1i32 {
+            let x: Tile<T, { [1, 1, S2, TD] }> =
+                load_view_tko(&op, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            x
+        } else {
+            let x: Tile<T, { [1, 1, S2, TD] }> =
+                load_view_tko(&op, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Disabled);
+            x
+        };
         let of: Tile<f32, { [1, 1, S2, TD] }> = convert_tile(ot);
         let of: Tile<f32, { [S2, TD] }> = of.reshape(shape![S2, TD]);
         let lp: Partition<f32, { [1, 1, S2] }> = unsafe {
@@ -378,8 +386,14 @@ pub mod portbench_gemm {
         let out: Tile<T, { [TD] }> = convert_tile(num / den);
         let out: Tile<T, { [1, 1, TD] }> = out.reshape(shape![1, 1, TD]);
         let mut o_p: PartitionMut<T, { [1, 1, TD] }> = unsafe { o.partition_full_mut(shape![1, 1, TD]) };
-        unsafe {
-            store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled)
-        };
+        if TMA == 1i32 {
+            unsafe {
+                store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled)
+            };
+        } else {
+            unsafe {
+                store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, pid.2], ordering::Weak, scope::TileBlock, Some(2i32), tma::Disabled)
+            };
+        }
     }
 }

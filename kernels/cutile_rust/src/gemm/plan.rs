@@ -549,7 +549,8 @@ fn plan_splitk_reduce(params: &Value, d: SplitkTiles) -> Result<Plan> {
     Ok(Plan {
         kernel: "splitk_reduce",
         elem,
-        generics: vec![elem.to_string(), s2.to_string(), d.td.to_string(), dot.to_string()],
+        // TMA loads and stores, as tilegym's (the decode plans' `_pl` reduce takes the other form).
+        generics: vec![elem.to_string(), s2.to_string(), d.td.to_string(), dot.to_string(), "1".to_string()],
         args,
         grid: grid_of(&[b, h, hd], &[1, 1, d.td])?,
         tensors,
@@ -835,7 +836,7 @@ mod tests {
     fn splitk_reduce_plans() {
         let c = json!({"batch": 1, "num_heads": 32, "head_dim": 512, "num_kv_splits": 64, "S_kv": 8192, "dtype": "float16", "lse_dtype": "float32"});
         let p = default_plan("splitk_reduce", &c, &H200);
-        assert_eq!((p.generics.clone(), p.grid, p.occupancy), (vec!["f16".to_string(), "64".into(), "128".into(), "0".into()], [1, 32, 4], Some(2)));
+        assert_eq!((p.generics.clone(), p.grid, p.occupancy), (vec!["f16".to_string(), "64".into(), "128".into(), "0".into(), "1".into()], [1, 32, 4], Some(2)));
         let e = entry_params(&p.args);
         assert_eq!(e.len(), 9 + 7 + 7 + 1);
         assert_eq!(e.last().unwrap().param, Param::Literal { ty: ScalarType::I32, value: LitValue::Int(64) });
