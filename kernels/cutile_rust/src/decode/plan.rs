@@ -91,10 +91,10 @@ pub const ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW, ..DEFAULT },
     DecodeKnobs { waves: 4, occupancy: Some(2), fixed: true, plain_stores: true, reduce: REDUCE_NARROW_DOT, ..DEFAULT },
     DecodeKnobs { plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
-    // The reduce without TMA, beside the forms the H200 record chose most (flash_decode: the
-    // narrow reduce after a one-wave fixed pass on 6 of 21 configurations, a tensor-core one on 8).
+    // The reduce without TMA, beside the form the H200 record chose most (flash_decode: the
+    // narrow reduce after a one-wave fixed pass on 6 of 21 configurations). Its tensor-core form
+    // was 0.948-1.005 of the same plan with TMA (H100, twenty-sixth session) and is not kept.
     DecodeKnobs { fixed: true, reduce: REDUCE_NARROW_PL, ..DEFAULT },
-    DecodeKnobs { fixed: true, reduce: REDUCE_DOT_PL, ..DEFAULT },
 ];
 
 /// attention_sink_decode's own alternatives: its 64-wide heads make a 128-key tile 16 KB, so a
@@ -148,7 +148,6 @@ pub const REDUCE_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_DEFAULT };
 pub const REDUCE_NARROW_DOT: ReduceKnobs = ReduceKnobs { dot: true, ..REDUCE_NARROW };
 /// The reduces above with per-thread loads and stores (`_pl`).
 pub const REDUCE_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_DEFAULT };
-pub const REDUCE_DOT_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_DOT };
 pub const REDUCE_NARROW_PL: ReduceKnobs = ReduceKnobs { tma: false, ..REDUCE_NARROW };
 
 impl ReduceKnobs {
@@ -868,7 +867,8 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
                 // The chosen plans' reduces without TMA: the reduce is 3.9 us of S 31079's 21 us
                 // on the H200 (twentieth session), about 3 us more than a kernel that does nothing.
-                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT_PL, ..MLA_SPLIT_DEFAULT },
+                // The tensor-core reduce without TMA was 0.80-0.98 of the same plan with it (H100,
+                // twenty-sixth session) and is not kept.
                 MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
                 MlaKnobs { bn: 64, fixed: true, reduce: REDUCE_NARROW_PL, ..MLA_SPLIT_DEFAULT },
