@@ -232,6 +232,96 @@ pub mod portbench_decode {
         unsafe { store_split::<T, G, D, PS>(partial_o, lse, pid, out, l2) };
     }
 
+    /// attention_sink_decode in one kernel: [`decode_split_sink`]'s pass, then the last block of
+    /// each `(b, KV head)` to finish reduces its splits. attention_sink_decode has no upstream
+    /// plan whose two kernels a port must keep, and the second kernel's launch and ramp cost
+    /// more than the reduce's reads (docs/cutile-rust.md). Each block stores its partials with
+    /// plain stores, then adds 1 to `count[b, h]` (acquire-release, device scope) with the
+    /// stores' tokens as inputs; the block that reads `splits - 1` loads every split's partials
+    /// through views ordered after that add (`part_in`, `lse_in`: the same scratch as
+    /// `partial_o`, `lse`), weighs them by `2^(lse - max lse)` as `splitk_reduce` does, stores
+    /// `o` (the `[B, Hkv, group, D]` view of o) and sets the count back to 0 (the plan also
+    /// declares it zeroed before every run). `S2`: `splits` rounded up to a power of two (the
+    /// padding reads lse as -inf and partials as 0).
+    #[cutile::entry(unchecked_accesses = true)]
+    unsafe fn decode_sink_fused<T: ElementType, const G: i32, const D: i32, const BN: i32, const S2: i32>(
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
+        k: &Tensor<T, { [-1, -1, -1, -1] }>,
+        v: &Tensor<T, { [-1, -1, -1, -1] }>,
+        partial_o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        sinks: &Tensor<T, { [-1, -1] }>,
+        part_in: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
+        lse_in: &Tensor<f32, { [-1, -1, -1, -1] }>,
+        o: &Tensor<T, { [-1, -1, -1, -1] }>,
+        count: &Tensor<i32, { [-1, -1] }>,
+        qk_scale: f32,
+        lo: i32,
+        len: i32,
+        splits: i32,
+    ) {
+        let pid: (i32, i32, i32) = get_tile_block_id();
+        let s_kv: i32 = get_shape_dim(k.shape(), 2i32);
+        let q_p: Partition<T, { [1, 1, G, D] }> = q.partition(shape![1, 1, G, D]);
+        let k_p: Partition<T, { [1, 1, BN, D] }> = k.partition(shape![1, 1, BN, D]);
+        let v_p: Partition<T, { [1, 1, BN, D] }> = v.partition(shape![1, 1, BN, D]);
+        let mut sink2: Tile<f32, { [1, G] }> = constant(f32::NEG_INFINITY, shape![1, G]);
+        if pid.2 == 0i32 {
+            let s_p: Partition<T, { [1, G] }> = sinks.partition(shape![1, G]);
+            let st: Tile<T, { [1, G] }> = s_p.load([pid.1, 0i32]);
+            let sf: Tile<f32, { [1, G] }> = convert_tile(st);
+            let log2e: Tile<f32, { [1, G] }> = constant(1.4426950408889634f32, shape![1, G]);
+            sink2 = sf * log2e;
+        }
+        let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
+            decode_tiles::<T, G, D, BN, 0, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+        let mut o_p: PartitionMut<T, { [1, 1, G, 1, D] }> = unsafe { partial_o.partition_full_mut(shape![1, 1, G, 1, D]) };
+        let mut l_p: PartitionMut<f32, { [1, 1, G, 1] }> = unsafe { lse.partition_full_mut(shape![1, 1, G, 1]) };
+        unsafe {
+            store_view_tko_mut(&mut o_p, out, [pid.0, pid.1, 0i32, pid.2, 0i32], ordering::Weak, scope::TileBlock, Some(1i32), tma::Disabled)
+        };
+        unsafe { store_view_tko_mut(&mut l_p, l2, [pid.0, pid.1, 0i32, pid.2], ordering::Weak, scope::TileBlock, Some(1i32), tma::Disabled) };
+        // A store leaves its completion token on its partition: the add waits on both.
+        let t_o: Token = get_partition_token_mut(&o_p);
+        let t_l: Token = get_partition_token_mut(&l_p);
+        let hkv: i32 = get_shape_dim(count.shape(), 1i32);
+        let slot: PointerTile<*mut i32, { [] }> = get_tensor_base(count).offset(pid.0 * hkv + pid.1);
+        let one: Tile<i32, { [] }> = scalar_to_tile(1i32);
+        let stored: Token = join_tokens(&[t_o, t_l]);
+        let (before, t_a): (Tile<i32, { [] }>, Token) =
+            unsafe { atomic_rmw_tko(slot, one, atomic::Add, ordering::AcqRel, scope::Device, None, Some(stored)) };
+        let before: i32 = tile_to_scalar(before);
+        if before == splits - 1i32 {
+            let pp: Partition<T, { [1, 1, G, S2, D] }> = unsafe {
+                make_partition_view(part_in, shape![1, 1, G, S2, D], padding::Zero, dim_map::Identity, t_a)
+            };
+            let lp: Partition<f32, { [1, 1, G, S2] }> = unsafe {
+                make_partition_view(lse_in, shape![1, 1, G, S2], padding::NegInf, dim_map::Identity, t_a)
+            };
+            // Per-thread loads: a TMA load (the async proxy) is not ordered by the add's acquire.
+            let pt: Tile<T, { [1, 1, G, S2, D] }> =
+                load_view_tko(&pp, [pid.0, pid.1, 0i32, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled);
+            let pf: Tile<f32, { [1, 1, G, S2, D] }> = convert_tile(pt);
+            let pf: Tile<f32, { [G, S2, D] }> = pf.reshape(shape![G, S2, D]);
+            let lt: Tile<f32, { [1, 1, G, S2] }> =
+                load_view_tko(&lp, [pid.0, pid.1, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled);
+            let l: Tile<f32, { [G, S2] }> = lt.reshape(shape![G, S2]);
+            let mx: Tile<f32, { [G] }> = reduce_max(l, 1i32);
+            let w: Tile<f32, { [G, S2] }> = exp2(l - mx.reshape(shape![G, 1]).broadcast(shape![G, S2]), ftz::Disabled);
+            let den: Tile<f32, { [G] }> = reduce_sum(w, 1i32);
+            let wb: Tile<f32, { [G, S2, D] }> = w.reshape(shape![G, S2, 1]).broadcast(shape![G, S2, D]);
+            let num: Tile<f32, { [G, D] }> = reduce_sum(pf * wb, 1i32);
+            let res: Tile<f32, { [G, D] }> = num / den.reshape(shape![G, 1]).broadcast(shape![G, D]);
+            let res: Tile<T, { [G, D] }> = convert_tile(res);
+            let res: Tile<T, { [1, 1, G, D] }> = res.reshape(shape![1, 1, G, D]);
+            let mut op: PartitionMut<T, { [1, 1, G, D] }> = unsafe { o.partition_full_mut(shape![1, 1, G, D]) };
+            unsafe { store_view_tko_mut(&mut op, res, [pid.0, pid.1, 0i32, 0i32], ordering::Weak, scope::TileBlock, None, tma::Disabled) };
+            let zero: Tile<i32, { [] }> = scalar_to_tile(0i32);
+            let (_old, _reset): (Tile<i32, { [] }>, Token) =
+                unsafe { atomic_rmw_tko(slot, zero, atomic::Xchg, ordering::Relaxed, scope::Device, None, Some(t_a)) };
+        }
+    }
+
     /// MLA decode (weight-absorbed), one split of the keys: `kv [B, S, D]` is both keys and
     /// values, `kpe [B, S, DPE]` the keys' position part; scores are `q.kv + qpe.kpe`. `q [B, H,
     /// D]`, `qpe [B, H, DPE]`; block `(head block, b, split)` takes `TH` heads (rows past H read
