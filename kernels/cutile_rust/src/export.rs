@@ -549,7 +549,7 @@ impl OpBundle<'_> {
         }
         let mut tuning = Value::Object(s.tuning.clone());
         tuning["stages"] = Value::Array(stages);
-        let scratch: Vec<Value> = s.scratch.iter().map(|b| json!({"name": b.name, "bytes": b.bytes, "init": if b.zeroed { "zero" } else { "none" }})).collect();
+        let scratch: Vec<Value> = s.scratch.iter().map(|b| json!({"name": b.name, "bytes": b.bytes, "init": "none"})).collect();
         Ok(json!({"tuning": tuning, "scratch": scratch, "launches": launches}))
     }
 }

@@ -20,14 +20,12 @@ use crate::gemm::plan::{splitk_dot_generic, weighted_sum_name};
 /// Operators of this module (registered in `crate::plan::OPERATORS`).
 pub const OPERATORS: &[&str] = &["flash_decode", "gemma_attention_decode", "attention_sink_decode", "mla_decoding", "mla_decoding_split_kv"];
 
-/// A scratch buffer a plan declares (manifest `configs[].scratch[]`): `init` `none` (every
-/// byte a later stage reads is written by an earlier one), or `zero` when `zeroed` (a counter
-/// the plan's blocks add to, zero before every run).
+/// A scratch buffer a plan declares (manifest `configs[].scratch[]`, `init` `none`: every
+/// byte the reduce reads is written by the pass before it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scratch {
     pub name: String,
     pub bytes: i64,
-    pub zeroed: bool,
 }
 
 /// A launch plan of several kernels on one stream, in order (`stages`), sharing `scratch`.
@@ -57,24 +55,18 @@ pub struct DecodeKnobs {
     /// TMA, whose bulk store a block waits on before it exits.
     pub plain_stores: bool,
     pub reduce: ReduceKnobs,
-    /// attention_sink_decode only: one kernel, the last block of each KV head reducing its
-    /// splits (`decode_sink_fused`); `reduce` is then unused.
-    pub fused: bool,
 }
 
 impl DecodeKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
-        if self.fused {
-            return format!("n{}_x{}_{occ}_fused", self.bn, self.waves);
-        }
         let ps = if self.plain_stores { "_ps" } else { "" };
         format!("n{}_x{}_{occ}{}{ps}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
 /// tilegym's plan: 128 keys per tile, splits for one wave of blocks, no hint.
-pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, plain_stores: false, reduce: REDUCE_DEFAULT, fused: false };
+pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, plain_stores: false, reduce: REDUCE_DEFAULT };
 
 /// The alternatives worth timing beside [`DEFAULT`] (more splits per SM for the long KV
 /// lengths where one block per SM walks 8192 keys, an occupancy hint, a smaller key tile). The
@@ -116,10 +108,6 @@ pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_PL, ..DEFAULT },
-    // One kernel: the reduce is about 15% of the two-kernel plan at 31079 keys (Nsight Compute,
-    // H100, twenty-sixth session: pass 27.04 us, reduce 4.74 us), mostly launch and ramp.
-    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fused: true, ..DEFAULT },
-    DecodeKnobs { fused: true, ..DEFAULT },
 ];
 
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
@@ -298,7 +286,6 @@ fn plan_flash_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Result<Stage
 }
 
 fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedPlan> {
-    ensure!(!k.fused, "only attention_sink_decode has a fused plan");
     ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
     let (b, hq, hkv, s, d) = (x.b, x.hq, x.hkv, x.s, x.d);
     let group = hq / hkv;
@@ -411,8 +398,8 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
         variant: k.name(),
         tuning,
         scratch: vec![
-            Scratch { name: "partial_o".into(), bytes: b * hq * n * d * x.bytes as i64, zeroed: false },
-            Scratch { name: "lse".into(), bytes: b * hq * n * 4, zeroed: false },
+            Scratch { name: "partial_o".into(), bytes: b * hq * n * d * x.bytes as i64 },
+            Scratch { name: "lse".into(), bytes: b * hq * n * 4 },
         ],
         stages: vec![pass, reduce],
     })
@@ -702,8 +689,8 @@ fn plan_mla_split_kv(params: &Value, k: MlaKnobs, t: &Target) -> Result<StagedPl
         variant: k.name(),
         tuning,
         scratch: vec![
-            Scratch { name: "partial_o".into(), bytes: b * h * n * d * x.bytes as i64, zeroed: false },
-            Scratch { name: "lse".into(), bytes: b * h * n * 4, zeroed: false },
+            Scratch { name: "partial_o".into(), bytes: b * h * n * d * x.bytes as i64 },
+            Scratch { name: "lse".into(), bytes: b * h * n * 4 },
         ],
         stages: vec![pass, reduce],
     })
@@ -745,79 +732,46 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     let ls = TensorLayout::strided("lse", &[b, hkv, group, n], &[hq * n, group * n, n, 1], 4);
     let sinks = TensorLayout::strided("sinks", &[hkv, group], &[group, 1], bytes);
     let qk_scale = scale * std::f64::consts::LOG2_E;
-    let mut args = vec![view_arg(&q), view_arg(&kt), view_arg(&vt), scratch_arg(&po), scratch_arg(&ls), view_arg(&sinks)];
-    let mut tensors = vec![q, kt, vt, po.clone(), ls.clone(), sinks];
-    // The fused pass also reads the partials back (ordered after its count's add), stores o
-    // ([B, 1, H D] seen as [B, Hkv, group, D]) and counts finished splits per (b, KV head).
-    let s2 = pow2_ceil(n);
-    let fused_o = TensorLayout::strided("o", &[b, hkv, group, d], &[hq * d, group * d, d, 1], bytes);
-    let count = TensorLayout::contiguous("count", &[b, hkv], 4);
-    if k.fused {
-        ensure!(g * s2 * dt <= 32768, "{g} heads x {s2} splits x {dt} columns is too large a tile for the fused reduce");
-        let reads = [TensorLayout { name: "part_in".into(), ..po.clone() }, TensorLayout { name: "lse_in".into(), ..ls.clone() }];
-        for (t, scratch) in reads.iter().zip(["partial_o", "lse"]) {
-            args.push(KernelArg::ScratchAs { name: t.name.clone(), scratch: scratch.into(), shape: t.shape.clone(), strides: t.strides.clone(), partition: None });
-        }
-        args.push(view_arg(&fused_o));
-        args.push(scratch_arg(&count));
-        tensors.extend(reads);
-        tensors.extend([fused_o.clone(), count.clone()]);
-    }
-    args.extend([
+    let args = vec![
+        view_arg(&q),
+        view_arg(&kt),
+        view_arg(&vt),
+        scratch_arg(&po),
+        scratch_arg(&ls),
+        view_arg(&sinks),
         KernelArg::Scalar { name: "qk_scale".into(), ty: ScalarType::F32, value: LitValue::Float(qk_scale) },
         lit_i32("lo", j0),
         lit_i32("len", sp.len),
-    ]);
-    if k.fused {
-        args.push(lit_i32("splits", n));
-    }
-    let kernel = if k.fused { "decode_sink_fused" } else { "decode_split_sink" };
+    ];
+    let tensors = vec![q, kt, vt, po, ls, sinks];
     let mut pass_tuning = Map::new();
-    pass_tuning.insert("kernel".into(), json!(kernel));
+    pass_tuning.insert("kernel".into(), json!("decode_split_sink"));
     pass_tuning.insert("query_group_tile".into(), json!(g));
     pass_tuning.insert("head_dim_tile".into(), json!(dt));
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
-    pass_tuning.insert("partial_stores".into(), json!(if k.plain_stores || k.fused { "plain, latency 1" } else { "TMA" }));
-    if k.fused {
-        pass_tuning.insert("splits_tile".into(), json!(s2));
-        pass_tuning.insert("reduce".into(), json!("the last block of each (b, KV head) to add to count"));
-    }
+    pass_tuning.insert("partial_stores".into(), json!(if k.plain_stores { "plain, latency 1" } else { "TMA" }));
     pass_tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
-    let (last, stem) = if k.fused {
-        (s2.to_string(), format!("decode_sink_fused_{elem}_g{g}_d{dt}_n{}_s{s2}{occ}", k.bn))
-    } else {
-        (i32::from(k.plain_stores).to_string(), format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}{}", k.bn, if k.plain_stores { "_ps" } else { "" }))
-    };
     let pass = Plan {
-        kernel,
+        kernel: "decode_split_sink",
         elem,
-        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), last],
+        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(k.plain_stores).to_string()],
         args,
         tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem,
+        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}{}", k.bn, if k.plain_stores { "_ps" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
         extra_launches: Vec::new(),
     };
-    let mut scratch = vec![
-        Scratch { name: "partial_o".into(), bytes: b * hq * n * d * bytes as i64, zeroed: false },
-        Scratch { name: "lse".into(), bytes: b * hq * n * 4, zeroed: false },
-    ];
-    let stages = if k.fused {
-        scratch.push(Scratch { name: "count".into(), bytes: b * hkv * 4, zeroed: true });
-        vec![pass]
-    } else {
-        // o [B, 1, H D] seen as [B, H, D].
-        let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], bytes);
-        vec![pass, reduce_stage(elem, bytes, b, hq, n, d, view_arg(&o), o, &k.name(), k.reduce)?]
-    };
+    // o [B, 1, H D] seen as [B, H, D].
+    let o = TensorLayout::strided("o", &[b, hq, d], &[hq * d, d, 1], bytes);
+    let reduce = reduce_stage(elem, bytes, b, hq, n, d, view_arg(&o), o, &k.name(), k.reduce)?;
     let mut tuning = Map::new();
-    tuning.insert("kernels".into(), json!(stages.iter().map(|p| p.kernel).collect::<Vec<_>>()));
+    tuning.insert("kernels".into(), json!(["decode_split_sink", "splitk_reduce"]));
     tuning.insert("num_kv_splits".into(), json!(n));
     tuning.insert("kv_len_per_split".into(), json!(sp.len));
     tuning.insert(
@@ -836,8 +790,11 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     Ok(StagedPlan {
         variant: k.name(),
         tuning,
-        scratch,
-        stages,
+        scratch: vec![
+            Scratch { name: "partial_o".into(), bytes: b * hq * n * d * bytes as i64 },
+            Scratch { name: "lse".into(), bytes: b * hq * n * 4 },
+        ],
+        stages: vec![pass, reduce],
     })
 }
 
@@ -971,7 +928,7 @@ mod tests {
         assert_eq!(p.stages.iter().map(|s| s.kernel).collect::<Vec<_>>(), ["decode_split", "splitk_reduce"]);
         // 132 / 8 = 16 splits aimed, len pow2(63) -> 128, so ceil(1000 / 128) = 8 splits.
         assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone()), (json!(8), json!(128)));
-        assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2, zeroed: false }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4, zeroed: false }]);
+        assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 32 * 8 * 128 * 2 }, Scratch { name: "lse".into(), bytes: 32 * 8 * 4 }]);
         let (pass, reduce) = (&p.stages[0], &p.stages[1]);
         assert_eq!((pass.grid, reduce.grid), ([1, 8, 8], [1, 32, 1]));
         assert_eq!(pass.generics, ["f16", "8", "128", "128", "0", "0", "0", "0"]);
@@ -1151,7 +1108,7 @@ mod tests {
         let p = candidates("mla_decoding_split_kv", &mla_split(11049), Overrides::default(), &Target::h200()).unwrap().unwrap().remove(0);
         assert_eq!(p.variant, "h16_n128_occ2");
         assert_eq!(p.stages.iter().map(|s| (s.kernel, s.grid)).collect::<Vec<_>>(), [("mla_split", [1, 1, 87]), ("splitk_reduce", [1, 16, 4])]);
-        assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2, zeroed: false }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4, zeroed: false }]);
+        assert_eq!(p.scratch, [Scratch { name: "partial_o".into(), bytes: 16 * 87 * 512 * 2 }, Scratch { name: "lse".into(), bytes: 16 * 87 * 4 }]);
         assert_eq!(p.stages[1].generics, ["f16", "128", "128", "0", "1"]);
         let fixed = variant_plan("mla_decoding_split_kv", &mla_split(11049), "h16_n64_occ2_fixed");
         // 128 keys a split in 64-key tiles: two, as a constant.

@@ -408,7 +408,7 @@ pub fn staged_candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> 
         let (scratch, stages) = if reads_dots {
             let s = shape_of(params)?;
             tuning.insert("kernels".into(), json!(["gdr_qk_dot", p.kernel]));
-            (vec![Scratch { name: QK_DOT.into(), bytes: s.b * s.t * s.h * 4, zeroed: false }], vec![qk_dot_stage(params, &p.variant)?, p])
+            (vec![Scratch { name: QK_DOT.into(), bytes: s.b * s.t * s.h * 4 }], vec![qk_dot_stage(params, &p.variant)?, p])
         } else {
             (Vec::new(), vec![p])
         };
@@ -579,7 +579,7 @@ mod tests {
         }
         let p = plans.iter().find(|p| p.variant == "bv64_o2_f4_p1t").expect("f4 variant");
         // B 2, T 100, H 4: one f32 per (batch, token, head).
-        assert_eq!(p.scratch, [Scratch { name: QK_DOT.into(), bytes: 2 * 100 * 4 * 4, zeroed: false }]);
+        assert_eq!(p.scratch, [Scratch { name: QK_DOT.into(), bytes: 2 * 100 * 4 * 4 }]);
         assert_eq!(p.tuning["kernels"], json!(["gdr_qk_dot", "gated_delta_rule"]));
         let (dots, step) = (&p.stages[0], &p.stages[1]);
         // K 96 -> BK 128, 64 rows a block over 800 rows.

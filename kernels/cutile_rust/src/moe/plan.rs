@@ -249,7 +249,7 @@ fn plan_align_parallel(params: &Value) -> Result<StagedPlan> {
         "algorithm".into(),
         json!("tilegym's split: one tile block per chunk of topk_ids counts it (and sets its share of sorted_token_ids to the padding value); then one per chunk reads all counts, scatters its chunk's assignments to their stable positions and writes its share of expert_ids (block 0 the total)"),
     );
-    Ok(StagedPlan { variant: variant.into(), tuning, scratch: vec![Scratch { name: "counts".into(), bytes: g.p * e2 * 4, zeroed: false }], stages: vec![count, scatter] })
+    Ok(StagedPlan { variant: variant.into(), tuning, scratch: vec![Scratch { name: "counts".into(), bytes: g.p * e2 * 4 }], stages: vec![count, scatter] })
 }
 
 /// The one-block kernel as a one-stage plan (variant `single_block`, the plan before the
@@ -476,8 +476,8 @@ fn gathered_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_b
     let gemm2 = gemm_stage(x, k, "w2", x.h, x.i, cache2, "cache3", true, max_padded, max_blocks)?;
     let b = x.bytes as i64;
     let scratch = vec![
-        Scratch { name: "cache1".into(), bytes: numel * 2 * x.i * b, zeroed: false },
-        Scratch { name: "cache2".into(), bytes: numel * x.i * b, zeroed: false },
+        Scratch { name: "cache1".into(), bytes: numel * 2 * x.i * b },
+        Scratch { name: "cache2".into(), bytes: numel * x.i * b },
     ];
     Ok((vec![gemm1, silu, gemm2], scratch))
 }
@@ -549,9 +549,9 @@ fn sorted_middle(x: &MoeShape, k: MoeKnobs, t: &Target, max_padded: i64, max_blo
     let gemm2 = gemm_stage(x, k, "w2", x.h, x.i, GemmIo::Sorted { a: "cache2", scatter: true }, "cache3", true, max_padded, max_blocks)?;
     let b = x.bytes as i64;
     let scratch = vec![
-        Scratch { name: "a_sorted".into(), bytes: max_padded * x.h * b, zeroed: false },
-        Scratch { name: "cache1".into(), bytes: max_padded * 2 * x.i * b, zeroed: false },
-        Scratch { name: "cache2".into(), bytes: max_padded * x.i * b, zeroed: false },
+        Scratch { name: "a_sorted".into(), bytes: max_padded * x.h * b },
+        Scratch { name: "cache1".into(), bytes: max_padded * 2 * x.i * b },
+        Scratch { name: "cache2".into(), bytes: max_padded * x.i * b },
     ];
     Ok((vec![gather, gemm1, silu, gemm2], scratch))
 }
@@ -613,13 +613,13 @@ fn plan_moe(params: &Value, k: MoeKnobs, t: &Target) -> Result<StagedPlan> {
     stages.extend(middle);
     stages.push(sum);
     let mut scratch = vec![
-        Scratch { name: "counts".into(), bytes: g.p * e2 * 4, zeroed: false },
-        Scratch { name: "sorted_token_ids".into(), bytes: max_padded * 4, zeroed: false },
-        Scratch { name: "expert_ids".into(), bytes: max_blocks * 4, zeroed: false },
-        Scratch { name: "num_tokens_post_padded".into(), bytes: 4, zeroed: false },
+        Scratch { name: "counts".into(), bytes: g.p * e2 * 4 },
+        Scratch { name: "sorted_token_ids".into(), bytes: max_padded * 4 },
+        Scratch { name: "expert_ids".into(), bytes: max_blocks * 4 },
+        Scratch { name: "num_tokens_post_padded".into(), bytes: 4 },
     ];
     scratch.extend(middle_scratch);
-    scratch.push(Scratch { name: "cache3".into(), bytes: numel * x.h * x.bytes as i64, zeroed: false });
+    scratch.push(Scratch { name: "cache3".into(), bytes: numel * x.h * x.bytes as i64 });
     let mut tuning = Map::new();
     tuning.insert("kernels".into(), json!(stages.iter().map(|p| p.kernel).collect::<Vec<_>>()));
     tuning.insert("block_size".into(), json!(k.bm));
@@ -695,7 +695,7 @@ mod tests {
         let p = &align(&c)[0];
         let g = align_grid(3072, 64, 128).unwrap();
         assert_eq!(g, AlignGrid { bt: 64, p: 64, ft: 256, fill_per: 1, bb: 8, blocks_per: 1 });
-        assert_eq!(p.scratch, [Scratch { name: "counts".into(), bytes: 64 * 64 * 4, zeroed: false }]);
+        assert_eq!(p.scratch, [Scratch { name: "counts".into(), bytes: 64 * 64 * 4 }]);
         let (count, scatter) = (&p.stages[0], &p.stages[1]);
         assert_eq!((count.kernel, scatter.kernel), ("moe_align_count", "moe_align_scatter"));
         assert_eq!((count.grid, scatter.grid), ([64, 1, 1], [64, 1, 1]));
