@@ -201,9 +201,10 @@ pub mod portbench_decode {
     /// m)` and its LSE weighs the sink in, so the reduce divides every split by the full
     /// denominator. `k` and `v` are `[B, Hkv, S', D]` views of `[B, S, Hkv, D]` that end at the
     /// last key attended (`S'`).
-    /// `PS`: plain stores of the partials (see `store_split`).
+    /// `TILES`: key tiles per split as a constant (0: from `len`), see `decode_tiles`. `PS`: plain
+    /// stores of the partials (see `store_split`).
     #[cutile::entry(unchecked_accesses = true)]
-    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32, const PS: i32>(
+    unsafe fn decode_split_sink<T: ElementType, const G: i32, const D: i32, const BN: i32, const TILES: i32, const PS: i32>(
         q: &Tensor<T, { [-1, -1, -1, -1] }>,
         k: &Tensor<T, { [-1, -1, -1, -1] }>,
         v: &Tensor<T, { [-1, -1, -1, -1] }>,
@@ -228,7 +229,7 @@ pub mod portbench_decode {
             sink2 = sf * log2e;
         }
         let (out, l2): (Tile<T, { [1, 1, G, 1, D] }>, Tile<f32, { [1, 1, G, 1] }>) =
-            decode_tiles::<T, G, D, BN, 0, 0, 0>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
+            decode_tiles::<T, G, D, BN, 0, 0, TILES>(&q_p, &k_p, &v_p, pid, s_kv, qk_scale, 0.0f32, lo, len, sink2);
         unsafe { store_split::<T, G, D, PS>(partial_o, lse, pid, out, l2) };
     }
 

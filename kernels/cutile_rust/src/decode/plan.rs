@@ -54,6 +54,10 @@ pub struct DecodeKnobs {
     /// tilegym's pass does when the group is narrower than its query tile, rather than through
     /// TMA, whose bulk store a block waits on before it exits.
     pub plain_stores: bool,
+    /// Splits of whole key tiles (`window_splits_for`) rather than tilegym's power-of-two
+    /// lengths: with three blocks an SM aimed, 31079 keys in 128-key tiles make 49 splits of 5
+    /// tiles (392 of 396 slots) where the power of two leaves 31 of 1024 keys.
+    pub whole_tiles: bool,
     pub reduce: ReduceKnobs,
 }
 
@@ -61,12 +65,13 @@ impl DecodeKnobs {
     pub fn name(&self) -> String {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
         let ps = if self.plain_stores { "_ps" } else { "" };
-        format!("n{}_x{}_{occ}{}{ps}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
+        let wt = if self.whole_tiles { "_wt" } else { "" };
+        format!("n{}_x{}_{occ}{wt}{}{ps}{}", self.bn, self.waves, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
 /// tilegym's plan: 128 keys per tile, splits for one wave of blocks, no hint.
-pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, plain_stores: false, reduce: REDUCE_DEFAULT };
+pub const DEFAULT: DecodeKnobs = DecodeKnobs { bn: 128, waves: 1, occupancy: None, fixed: false, plain_stores: false, whole_tiles: false, reduce: REDUCE_DEFAULT };
 
 /// The alternatives worth timing beside [`DEFAULT`] (more splits per SM for the long KV
 /// lengths where one block per SM walks 8192 keys, an occupancy hint, a smaller key tile). The
@@ -108,6 +113,16 @@ pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), plain_stores: true, reduce: REDUCE_DOT, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_PL, ..DEFAULT },
+    // The fastest of these on the H200 at 31079 keys (19.5-19.8 us, twenty-sixth session) with
+    // the split's tiles as a constant, and three blocks an SM over whole-tile splits: 80% of the
+    // copy bandwidth there is 19.0 us.
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, plain_stores: true, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, reduce: REDUCE_DOT, ..DEFAULT },
+    DecodeKnobs { bn: 128, waves: 3, occupancy: Some(3), whole_tiles: true, ..DEFAULT },
+    DecodeKnobs { bn: 128, waves: 3, occupancy: Some(3), whole_tiles: true, fixed: true, ..DEFAULT },
+    DecodeKnobs { bn: 128, waves: 3, occupancy: Some(3), whole_tiles: true, fixed: true, plain_stores: true, ..DEFAULT },
+    DecodeKnobs { bn: 256, waves: 3, occupancy: Some(3), whole_tiles: true, fixed: true, ..DEFAULT },
 ];
 
 /// The pass's `TILES` generic (the key tiles of a split when fixed, else 0: counted at run
@@ -188,6 +203,18 @@ pub fn window_splits_for(b: i64, hkv: i64, s: i64, bn: i64, waves: i64, sms: i64
     let aim = (waves * sms / (b * hkv)).max(1);
     let len = bn * ceil_div(ceil_div(s, bn), aim);
     Splits { splits: ceil_div(s, len), len }
+}
+
+/// The split rule a GQA plan recorded: [`window_splits_for`]'s whole tiles or [`splits_for`]'s
+/// power of two, over `keys` (the attended keys from the key tile of the first one).
+fn split_rule(whole_tiles: bool, k: &DecodeKnobs, t: &Target, keys: &str) -> String {
+    let (bn, waves, sms) = (k.bn, k.waves, t.sm_count);
+    let len = if whole_tiles {
+        format!("{bn} x ceil(ceil(K / {bn}) / max(1, {waves} x {sms} SMs / (B x Hkv)))")
+    } else {
+        format!("max({bn}, pow2(ceil(K / max(1, {waves} x {sms} SMs / (B x Hkv)))))")
+    };
+    format!("splits = ceil(K / len), len = {len}, K = {keys} keys from the key tile of the first one attended")
 }
 
 /// flash_decode's configuration as the reference reads it.
@@ -297,7 +324,8 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     // With a window (lo > 0) the attended range is what tilegym's pow2 rule would leave at
     // half a wave (72 of 132 blocks at S 8192, window 4096): split it in whole key tiles
     // instead, so a wave's blocks walk the fewest tiles.
-    let sp = if x.lo > 0 { window_splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) };
+    let whole_tiles = x.lo > 0 || k.whole_tiles;
+    let sp = if whole_tiles { window_splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) };
     let n = sp.splits;
     // Every split holds a key: the last starts below S.
     debug_assert!(base + (n - 1) * sp.len < s);
@@ -373,22 +401,7 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     tuning.insert("kernels".into(), json!(["decode_split", "splitk_reduce"]));
     tuning.insert("num_kv_splits".into(), json!(n));
     tuning.insert("kv_len_per_split".into(), json!(sp.len));
-    tuning.insert(
-        "split_rule".into(),
-        json!(if x.lo > 0 {
-            format!(
-                "splits = ceil(K / len), len = {bn} x ceil(ceil(K / {bn}) / max(1, {} x {} SMs / (B x Hkv))), K = S - {base} keys from the key tile of the first one attended",
-                k.waves,
-                t.sm_count,
-                bn = k.bn
-            )
-        } else {
-            format!(
-                "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = S - {base} keys from the key tile of the first one attended",
-                k.bn, k.waves, t.sm_count
-            )
-        }),
-    );
+    tuning.insert("split_rule".into(), json!(split_rule(whole_tiles, &k, t, &format!("S - {base}"))));
     tuning.insert("first_key".into(), json!(x.lo));
     tuning.insert("soft_cap".into(), if capped { json!(x.cap) } else { json!("none") });
     tuning.insert("key_tile".into(), json!(k.bn));
@@ -720,7 +733,7 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     let g = pow2_ceil(group).max(8);
     let dt = pow2_ceil(d).max(16);
     let base = j0 / k.bn * k.bn;
-    let sp = splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count);
+    let sp = if k.whole_tiles { window_splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count) };
     let n = sp.splits;
     debug_assert!(base + (n - 1) * sp.len < j1);
 
@@ -751,17 +764,18 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     pass_tuning.insert("key_tile".into(), json!(k.bn));
     pass_tuning.insert("occupancy".into(), k.occupancy.map_or(json!("none"), |o| json!(o)));
     pass_tuning.insert("partial_stores".into(), json!(if k.plain_stores { "plain, latency 1" } else { "TMA" }));
+    let (tiles, fixed) = fixed_tiles(k.fixed, sp.len, k.bn, &mut pass_tuning);
     pass_tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
     let pass = Plan {
         kernel: "decode_split_sink",
         elem,
-        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), i32::from(k.plain_stores).to_string()],
+        generics: vec![elem.to_string(), g.to_string(), dt.to_string(), k.bn.to_string(), tiles.to_string(), i32::from(k.plain_stores).to_string()],
         args,
         tensors,
         grid: grid_of(&[b, hkv, n], &[1, 1, 1])?,
         tuning: pass_tuning,
-        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}{}", k.bn, if k.plain_stores { "_ps" } else { "" }),
+        stem: format!("decode_split_sink_{elem}_g{g}_d{dt}_n{}{occ}{fixed}{}", k.bn, if k.plain_stores { "_ps" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -774,13 +788,7 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     tuning.insert("kernels".into(), json!(["decode_split_sink", "splitk_reduce"]));
     tuning.insert("num_kv_splits".into(), json!(n));
     tuning.insert("kv_len_per_split".into(), json!(sp.len));
-    tuning.insert(
-        "split_rule".into(),
-        json!(format!(
-            "splits = ceil(K / len), len = max({}, pow2(ceil(K / max(1, {} x {} SMs / (B x Hkv))))), K = {j1} - {base} keys from the key tile of the first one attended",
-            k.bn, k.waves, t.sm_count
-        )),
-    );
+    tuning.insert("split_rule".into(), json!(split_rule(k.whole_tiles, &k, t, &format!("{j1} - {base}"))));
     tuning.insert("key_tile".into(), json!(k.bn));
     tuning.insert("first_key".into(), json!(j0));
     tuning.insert("last_key".into(), json!(j1 - 1));
@@ -811,8 +819,9 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
         "flash_decode" => (plan_flash_decode(params, DEFAULT, t)?, ALTERNATIVES.iter().map(|&k| plan_flash_decode(params, k, t)).collect()),
         "attention_sink_decode" => (
             plan_attention_sink_decode(params, DEFAULT, t)?,
-            // Its pass counts the key tiles at run time: no fixed-count variants.
-            ALTERNATIVES.iter().chain(SINK_ALTERNATIVES).filter(|k| !k.fixed).map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
+            // flash_decode's run-time-count plans (its fixed ones are 128-key tiles of 128-wide
+            // heads), then the sink's own.
+            ALTERNATIVES.iter().filter(|k| !k.fixed).chain(SINK_ALTERNATIVES).map(|&k| plan_attention_sink_decode(params, k, t)).collect(),
         ),
         "gemma_attention_decode" => {
             let x = gemma_shape(params)?;
@@ -1181,7 +1190,7 @@ mod tests {
         // 132 / 8 = 16 splits aimed: len pow2(683) = 1024, 11 splits over all 10919 keys.
         assert_eq!((p.tuning["num_kv_splits"].clone(), p.tuning["kv_len_per_split"].clone(), p.tuning["first_key"].clone()), (json!(11), json!(1024), json!(0)));
         let pass = &p.stages[0];
-        assert_eq!((pass.kernel, pass.grid, pass.generics.clone()), ("decode_split_sink", [1, 8, 11], vec!["bf16".to_string(), "8".into(), "64".into(), "128".into(), "0".into()]));
+        assert_eq!((pass.kernel, pass.grid, pass.generics.clone()), ("decode_split_sink", [1, 8, 11], vec!["bf16".to_string(), "8".into(), "64".into(), "128".into(), "0".into(), "0".into()]));
         let e = entry_params(&pass.args);
         let lit = |v| Param::Literal { ty: ScalarType::I32, value: LitValue::Int(v) };
         // k [1, 10919, 8, 64] seen as [1, 8, 10919, 64].
@@ -1208,6 +1217,25 @@ mod tests {
         let two = all.iter().find(|p| p.variant == "n256_x2_occ2").expect("the two-wave 256-key variant");
         assert_eq!((two.stages[0].grid, two.tuning["kv_len_per_split"].clone(), two.stages[0].occupancy), ([1, 8, 22], json!(512), Some(2)));
         assert!(all.iter().any(|p| p.variant == "n256_x2_occ2_dot"));
+        // 31079 keys. The fixed two-wave plan: 33 splits aimed, len pow2(942) = 1024 (four
+        // 256-key tiles, the TILES generic), 31 splits. Three waves over whole 128-key tiles:
+        // 396 / 8 = 49 aimed, 243 tiles, 5 a split (640 keys), 49 splits; of 256-key tiles:
+        // 122 tiles, 3 a split (768 keys), 41 splits.
+        let mut long = c.clone();
+        long["num_keys"] = json!(31079);
+        let all = candidates("attention_sink_decode", &long, Overrides::default(), &Target::h200()).unwrap().unwrap();
+        let pick = |v: &str| all.iter().find(|p| p.variant == v).unwrap_or_else(|| panic!("variant {v}"));
+        let fixed = pick("n256_x2_occ2_fixed");
+        assert_eq!((fixed.stages[0].grid, fixed.stages[0].generics[4].as_str(), fixed.stages[0].tuning["tiles_per_split"].clone()), ([1, 8, 31], "4", json!(4)));
+        assert!(fixed.stages[0].stem.ends_with("_occ2_t4"), "{}", fixed.stages[0].stem);
+        assert_eq!(pick("n256_x2_occ2").stages[0].generics[4], "0");
+        let wt = pick("n128_x3_occ3_wt");
+        assert_eq!((wt.stages[0].grid, wt.tuning["kv_len_per_split"].clone(), wt.stages[0].occupancy), ([1, 8, 49], json!(640), Some(3)));
+        assert!(wt.tuning["split_rule"].as_str().unwrap().starts_with("splits = ceil(K / len), len = 128 x ceil(ceil(K / 128) / max(1, 3 x 132 SMs"));
+        // The reduce of 49 splits pads them to 64.
+        assert_eq!(pick("n128_x3_occ3_wt_fixed_ps").stages[1].generics[1], "64");
+        assert_eq!(pick("n128_x3_occ3_wt_fixed_ps").stages[0].generics[4..], ["5".to_string(), "1".into()]);
+        assert_eq!(pick("n256_x3_occ3_wt_fixed").stages[0].grid, [1, 8, 41]);
         let mut bad = c.clone();
         bad["num_queries"] = json!(2);
         assert!(candidates("attention_sink_decode", &bad, Overrides::default(), &Target::h200()).unwrap_err().to_string().contains("num_queries must be 1"));
