@@ -56,7 +56,7 @@ pub struct DecodeKnobs {
     pub plain_stores: bool,
     /// Splits of whole key tiles (`window_splits_for`) rather than tilegym's power-of-two
     /// lengths: with three blocks an SM aimed, 31079 keys in 128-key tiles make 49 splits of 5
-    /// tiles (392 of 396 slots) where the power of two leaves 31 of 1024 keys.
+    /// tiles (392 of 396 slots) where the power of two makes 31 splits of 1024 keys.
     pub whole_tiles: bool,
     pub reduce: ReduceKnobs,
 }
@@ -115,7 +115,7 @@ pub const SINK_ALTERNATIVES: &[DecodeKnobs] = &[
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), reduce: REDUCE_PL, ..DEFAULT },
     // The fastest of these on the H200 at 31079 keys (19.5-19.8 us, twenty-sixth session) with
     // the split's tiles as a constant, and three blocks an SM over whole-tile splits: 80% of the
-    // copy bandwidth there is 19.0 us.
+    // copy bandwidth there is about 19.1 us.
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, plain_stores: true, ..DEFAULT },
     DecodeKnobs { bn: 256, waves: 2, occupancy: Some(2), fixed: true, reduce: REDUCE_DOT, ..DEFAULT },
@@ -203,6 +203,16 @@ pub fn window_splits_for(b: i64, hkv: i64, s: i64, bn: i64, waves: i64, sms: i64
     let aim = (waves * sms / (b * hkv)).max(1);
     let len = bn * ceil_div(ceil_div(s, bn), aim);
     Splits { splits: ceil_div(s, len), len }
+}
+
+/// The splits of `s` keys by [`window_splits_for`] (whole key tiles) or [`splits_for`] (tilegym's
+/// power of two).
+fn gqa_splits(whole_tiles: bool, b: i64, hkv: i64, s: i64, k: &DecodeKnobs, t: &Target) -> Splits {
+    if whole_tiles {
+        window_splits_for(b, hkv, s, k.bn, k.waves, t.sm_count)
+    } else {
+        splits_for(b, hkv, s, k.bn, k.waves, t.sm_count)
+    }
 }
 
 /// The split rule a GQA plan recorded: [`window_splits_for`]'s whole tiles or [`splits_for`]'s
@@ -325,7 +335,7 @@ fn plan_gqa_decode(x: DecodeShape, k: DecodeKnobs, t: &Target) -> Result<StagedP
     // half a wave (72 of 132 blocks at S 8192, window 4096): split it in whole key tiles
     // instead, so a wave's blocks walk the fewest tiles.
     let whole_tiles = x.lo > 0 || k.whole_tiles;
-    let sp = if whole_tiles { window_splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, s - base, k.bn, k.waves, t.sm_count) };
+    let sp = gqa_splits(whole_tiles, b, hkv, s - base, &k, t);
     let n = sp.splits;
     // Every split holds a key: the last starts below S.
     debug_assert!(base + (n - 1) * sp.len < s);
@@ -733,7 +743,7 @@ fn plan_attention_sink_decode(params: &Value, k: DecodeKnobs, t: &Target) -> Res
     let g = pow2_ceil(group).max(8);
     let dt = pow2_ceil(d).max(16);
     let base = j0 / k.bn * k.bn;
-    let sp = if k.whole_tiles { window_splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count) } else { splits_for(b, hkv, j1 - base, k.bn, k.waves, t.sm_count) };
+    let sp = gqa_splits(k.whole_tiles, b, hkv, j1 - base, &k, t);
     let n = sp.splits;
     debug_assert!(base + (n - 1) * sp.len < j1);
 
