@@ -477,46 +477,27 @@ struct OpBundle<'a> {
     cubins: Vec<Value>,
     /// cubin file -> parsed cubin, for plans that share a specialisation.
     built: BTreeMap<String, Cubin>,
-    /// [`compile_key`] -> what cuTile compiled for it.
-    compiled: BTreeMap<String, Compiled>,
+    /// [`compile_key`] -> what cuTile compiled for it and the cubin file tileiras made of it.
+    compiled: BTreeMap<String, (Compiled, String)>,
 }
 
 impl OpBundle<'_> {
-    /// Compiles `p` (tileiras only for a cubin not built yet), checks it against the ABI model
+    /// Compiles `p` (cuTile and tileiras once per [`compile_key`]), checks it against the ABI model
     /// and the cubin, and returns its [`plan_json`].
     fn add_plan(&mut self, p: &Plan, params: &Value) -> Result<Value> {
         let op = self.op;
         let key = compile_key(p);
-        let compiled = match self.compiled.get(&key) {
-            Some(c) => c.clone(),
-            None => {
-                let c = compile(p, self.tc, &self.target.arch)?;
-                self.compiled.insert(key, c.clone());
-                c
-            }
-        };
+        if !self.compiled.contains_key(&key) {
+            let c = compile(p, self.tc, &self.target.arch)?;
+            let cubin_file = self.assemble(p, &c)?;
+            self.compiled.insert(key.clone(), (c, cubin_file));
+        }
+        let (compiled, cubin_file) = self.compiled[&key].clone();
         let entry_params = abi::entry_params(&p.args);
         let ir_params = abi::ir_entry_params(&compiled.ir_text, &compiled.entry)
             .with_context(|| format!("no entry @{} in the Tile IR", compiled.entry))?;
         abi::check_against_ir(&entry_params, &ir_params)
             .with_context(|| format!("{op} {params} ({}): Tile IR entry vs ABI model", p.variant))?;
-
-        let stem = format!("{}_{}", p.stem, &sha256_hex(&compiled.bytecode)[..8]);
-        let cubin_file = format!("{stem}.cubin");
-        if !self.built.contains_key(&cubin_file) {
-            let bc = self.scratch.join(format!("{stem}.bc"));
-            std::fs::write(&bc, &compiled.bytecode)?;
-            let cubin_path = self.dir.join(&cubin_file);
-            self.tc.assemble(&bc, &cubin_path, &self.target.arch)?;
-            let bytes = std::fs::read(&cubin_path)?;
-            let cubin = Cubin::parse(&bytes).with_context(|| format!("reading {}", cubin_path.display()))?;
-            let sm = self.target.sm();
-            ensure!(cubin.sm() == sm, "{cubin_file}: ELF targets sm_{}, expected sm_{sm}", cubin.sm());
-            let ir_file = format!("{stem}.tileir.txt");
-            std::fs::write(self.dir.join(&ir_file), &compiled.ir_text)?;
-            self.cubins.push(json!({"file": cubin_file, "sha256": sha256_hex(&bytes), "ir": [ir_file]}));
-            self.built.insert(cubin_file.clone(), cubin);
-        }
         let mut launches = vec![(p.grid, entry_params)];
         launches.extend(p.extra_launches.iter().map(|l| (l.grid, abi::entry_params(&l.args))));
         for (i, (_, ep)) in launches.iter().enumerate() {
@@ -534,6 +515,32 @@ impl OpBundle<'_> {
             pj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
         }
         Ok(pj)
+    }
+
+    /// Assembles `c` with tileiras and returns the cubin's file name, `<stem>_<sha256 of the
+    /// cubin>`. Named by the cubin, not the bytecode: cutile 0.5.0 writes a kernel's optimization
+    /// hints in no fixed order, so one compile's bytecode differs from run to run while tileiras's
+    /// cubin does not, and names must not change between exports of the same code.
+    fn assemble(&mut self, p: &Plan, c: &Compiled) -> Result<String> {
+        let scratch_stem = format!("{}_{}", p.stem, &sha256_hex(&c.bytecode)[..16]);
+        let bc = self.scratch.join(format!("{scratch_stem}.bc"));
+        std::fs::write(&bc, &c.bytecode)?;
+        let assembled = self.scratch.join(format!("{scratch_stem}.cubin"));
+        self.tc.assemble(&bc, &assembled, &self.target.arch)?;
+        let bytes = std::fs::read(&assembled)?;
+        let stem = format!("{}_{}", p.stem, &sha256_hex(&bytes)[..8]);
+        let cubin_file = format!("{stem}.cubin");
+        if !self.built.contains_key(&cubin_file) {
+            let cubin = Cubin::parse(&bytes).with_context(|| format!("reading {} (from {})", cubin_file, bc.display()))?;
+            let sm = self.target.sm();
+            ensure!(cubin.sm() == sm, "{cubin_file}: ELF targets sm_{}, expected sm_{sm}", cubin.sm());
+            std::fs::write(self.dir.join(&cubin_file), &bytes)?;
+            let ir_file = format!("{stem}.tileir.txt");
+            std::fs::write(self.dir.join(&ir_file), &c.ir_text)?;
+            self.cubins.push(json!({"file": cubin_file, "sha256": sha256_hex(&bytes), "ir": [ir_file]}));
+            self.built.insert(cubin_file.clone(), cubin);
+        }
+        Ok(cubin_file)
     }
 
     /// A multi-kernel plan: every stage compiled and checked as [`OpBundle::add_plan`] does,

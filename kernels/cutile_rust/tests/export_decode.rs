@@ -301,3 +301,45 @@ fn exports_decode_attention_as_multi_kernel_plans_with_reasons_for_the_rest() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Two exports of the same configuration, every tuning variant, name the same cubins and write
+/// the same bytes and manifest. cutile 0.5.0 prints a load's hints (`latency`, `allow_tma`) in
+/// no fixed order, so the bytecode (and the Tile IR text) of one compile differ between
+/// processes: the `_ps` sink variants and the reduce's `_pl` carry two hints each, and a name
+/// taken from the bytecode would change between these two runs.
+#[test]
+fn re_export_names_and_writes_the_same_cubins() {
+    let suite: Value = serde_json::from_str(&std::fs::read_to_string(repo().join("kernels/cutile_rust/tests/data/decode.json")).unwrap()).unwrap();
+    let one = suite["configs"].as_array().unwrap().iter().find(|c| c["op"] == "attention_sink_decode").unwrap().clone();
+    let base = std::env::temp_dir().join(format!("portbench-reexport-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let suite_path = base.join("suite.json");
+    std::fs::write(&suite_path, json!({"suite": "re-export", "configs": [one]}).to_string()).unwrap();
+    let export = |name: &str| {
+        let out = base.join(name);
+        run(Command::new(env!("CARGO_BIN_EXE_portbench-cutile-rust-export")).arg("--suite").arg(&suite_path).arg("--out").arg(&out));
+        let dir = out.join("attention_sink_decode");
+        let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        let m: Value = serde_json::from_str(&manifest).unwrap();
+        let cubins: std::collections::BTreeMap<String, Vec<u8>> = m["cubins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["file"].as_str().unwrap().to_string())
+            .map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap()))
+            .collect();
+        (manifest, cubins)
+    };
+    let (first_manifest, first) = export("first");
+    let (second_manifest, second) = export("second");
+    assert!(first.len() > 8, "expected the sink variants' and reduce's cubins, got {:?}", first.keys());
+    assert!(first.keys().any(|f| f.contains("_ps_")), "no two-hint variant exported: {:?}", first.keys());
+    assert_eq!(first.keys().collect::<Vec<_>>(), second.keys().collect::<Vec<_>>(), "cubin names differ between exports");
+    for (f, bytes) in &first {
+        assert!(&second[f] == bytes, "{f}: cubin bytes differ between exports");
+        assert!(f.contains(&sha256_hex(bytes)[..8]), "{f} is not named by its cubin's sha256");
+    }
+    assert_eq!(first_manifest, second_manifest);
+    let _ = std::fs::remove_dir_all(&base);
+}
