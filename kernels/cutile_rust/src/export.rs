@@ -492,7 +492,7 @@ impl OpBundle<'_> {
             let cubin_file = self.assemble(p, &c)?;
             self.compiled.insert(key.clone(), (c, cubin_file));
         }
-        let (compiled, cubin_file) = self.compiled[&key].clone();
+        let (compiled, cubin_file) = &self.compiled[&key];
         let entry_params = abi::entry_params(&p.args);
         let ir_params = abi::ir_entry_params(&compiled.ir_text, &compiled.entry)
             .with_context(|| format!("no entry @{} in the Tile IR", compiled.entry))?;
@@ -504,13 +504,13 @@ impl OpBundle<'_> {
             abi::check_against_ir(ep, &ir_params)
                 .with_context(|| format!("{op} {params} ({}): launch {i}: Tile IR entry vs ABI model", p.variant))?;
             let params_list: Vec<Param> = ep.iter().map(|e| e.param.clone()).collect();
-            check_against_cubin(&self.built[&cubin_file], &compiled.entry, &params_list)
+            check_against_cubin(&self.built[cubin_file], &compiled.entry, &params_list)
                 .with_context(|| format!("{op} {params} ({}): launch {i}: manifest parameters vs cubin", p.variant))?;
         }
         let ctas = crate::gemm::plan::num_ctas(p).unwrap_or(1) as u32;
-        check_cluster(&self.built[&cubin_file], &compiled.entry, ctas)
+        check_cluster(&self.built[cubin_file], &compiled.entry, ctas)
             .with_context(|| format!("{op} {params} ({}): cluster vs cubin", p.variant))?;
-        let mut pj = plan_json(p, &cubin_file, &compiled.entry, &launches);
+        let mut pj = plan_json(p, cubin_file, &compiled.entry, &launches);
         if !compiled.launch_checks.is_empty() {
             pj["tuning"]["launch_checks"] = json!(compiled.launch_checks);
         }
