@@ -9,7 +9,8 @@ figure: the three largest KV lengths), one row each.
 With --list, only those configurations as ID=BYTES lines, the arguments of decode_floor.py.
 With --floor FLOOR.json (decode_floor.py --json), each row also against what torch reaches moving
 that row's own bytes, cold and clean: a copy of them, and a read of them followed by a second,
-one-element kernel (the floor of a pass-and-reduce plan). Below about 60 MB a transfer's time is
+one-element kernel (the floor of a pass-and-reduce plan; decode_floor.py --search's fastest read
+where it is faster than torch's), and the share of the copy bandwidth that floor reaches. Below about 60 MB a transfer's time is
 not the large copy's bandwidth (launch and tail costs; a copy's writes can stay in the L2), so the
 two shares say how far a small plan is from what the GPU reaches moving the same bytes.
 Usage: bandwidth_table.py [--top N] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
@@ -71,6 +72,9 @@ def load_floor(path):
         if not isinstance(case, dict) or any(not isinstance(case.get(k), (int, float)) or case[k] <= 0
                                              for k in ("bytes", "copy_us", "read_plus_one_us")):
             sys.exit(f"bandwidth_table.py: {path}: '{name}' lacks a positive bytes, copy_us or read_plus_one_us")
+        searched = case.get("searched_read_plus_one_us")
+        if searched is not None and (not isinstance(searched, (int, float)) or searched <= 0):
+            sys.exit(f"bandwidth_table.py: {path}: '{name}' has a searched_read_plus_one_us that is not a positive time")
     return floor
 
 
@@ -98,7 +102,8 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None):
     frontends = sorted({fe for per_fe in times.values() for fe in per_fe})
     print(f"copy bandwidth {copy_gbps:.0f} GB/s")
     head = " ".join(f"{fe + ' us':>17s}" for fe in frontends)
-    extra = (f" {'own copy us':>11s} {'%':>6s} {'own 2-kern us':>13s} {'%':>6s}" if floor is not None else "")
+    extra = (f" {'own copy us':>11s} {'%':>6s} {'own 2-kern us':>13s} {'%':>6s} {'2-kern copy':>11s}"
+             if floor is not None else "")
     print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}{extra}"
           "  configuration (most bytes first)")
     for op, cid in rows:
@@ -108,19 +113,22 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None):
         fastest = min(per_fe, key=per_fe.get)
         gbps = b / per_fe[fastest]
         if floor is not None:
-            extra = floor_columns(floor.get(cid), b, per_fe[fastest] / 1e3)
+            extra = floor_columns(floor.get(cid), b, per_fe[fastest] / 1e3, copy_gbps)
         print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}  {cid}")
 
 
-def floor_columns(case, moved, fastest_us):
-    """A copy of the row's own bytes and the two-kernel floor, each as its time and as a share of
-    the fastest side's time (100% = as fast as that floor); dashes where the floor has no such
-    row or timed other bytes."""
+def floor_columns(case, moved, fastest_us, copy_gbps):
+    """A copy of the row's own bytes and the two-kernel floor (the faster of torch's read and the
+    searched one), each as its time and as a share of the fastest side's time (100% = as fast as
+    that floor), then the share of the copy bandwidth the floor itself reaches: below 80% no
+    two-kernel plan that reads the bytes as fast as that floor meets the issue's figure. Dashes
+    where the floor has no such row or timed other bytes."""
     if case is None or case.get("bytes") != moved:
-        return f" {'-':>11s} {'-':>6s} {'-':>13s} {'-':>6s}"
-    copy_us, two_us = case["copy_us"], case["read_plus_one_us"]
+        return f" {'-':>11s} {'-':>6s} {'-':>13s} {'-':>6s} {'-':>11s}"
+    copy_us = case["copy_us"]
+    two_us = min(case["read_plus_one_us"], case.get("searched_read_plus_one_us", case["read_plus_one_us"]))
     return (f" {copy_us:11.2f} {100 * copy_us / fastest_us:5.1f}% {two_us:13.2f} "
-            f"{100 * two_us / fastest_us:5.1f}%")
+            f"{100 * two_us / fastest_us:5.1f}% {100 * moved / (two_us * 1e3) / copy_gbps:10.1f}%")
 
 
 if __name__ == "__main__":

@@ -203,11 +203,13 @@ pairs() {
   [[ -s "$OUT/pairs_cost.jsonl" ]] &&
     python3 scripts/bandwidth_table.py --top 3 "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 | tee "$OUT/${name}_bandwidth.txt"
   # PORTBENCH_PAIRS_FLOOR=1: those rows again, each against torch moving its own bytes (a copy;
-  # a read and a one-element kernel), timed here on the same GPU (scripts/decode_floor.py).
-  if [[ "${PORTBENCH_PAIRS_FLOOR:-0}" == 1 && -s "$OUT/pairs_cost.jsonl" && "$name" == pairs ]]; then
-    local cases
+  # a read and a one-element kernel), timed here on the same GPU (scripts/decode_floor.py);
+  # =search: also the fastest of read_search.py's read kernels and a one-element kernel.
+  if [[ "${PORTBENCH_PAIRS_FLOOR:-0}" =~ ^(1|search)$ && -s "$OUT/pairs_cost.jsonl" && "$name" == pairs ]]; then
+    local cases search=()
+    [[ "$PORTBENCH_PAIRS_FLOOR" == search ]] && search=(--search)
     mapfile -t cases < <(python3 scripts/bandwidth_table.py --top 3 --list "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5")
-    timeout "$(left_s 120)" python3 scripts/decode_floor.py --json "$OUT/floor.json" "${COPY_GBPS:-0}" "${cases[@]}" > "$OUT/floor.txt" 2>&1 &&
+    timeout "$(left_s 240)" python3 scripts/decode_floor.py --json "$OUT/floor.json" "${search[@]}" "${COPY_GBPS:-0}" "${cases[@]}" > "$OUT/floor.txt" 2>&1 &&
       python3 scripts/bandwidth_table.py --top 3 --floor "$OUT/floor.json" "$OUT/pairs_cost.jsonl" "${COPY_GBPS:-0}" "$OUT/$name.h5" 2>&1 |
         tee "$OUT/${name}_bandwidth_floor.txt" || { echo "decode floor failed:"; tail -3 "$OUT/floor.txt"; }
   fi

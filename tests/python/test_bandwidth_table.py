@@ -84,9 +84,21 @@ def test_each_row_against_a_copy_of_its_own_bytes(tmp_path):
         "dec/s=1,h=8": {"bytes": 999, "copy_us": 1.0, "read_us": 1.0, "read_plus_one_us": 1.5}}))
     table = run("--top", "2", "--floor", str(floor), str(cost), "2000", str(results))
     assert table.returncode == 0, table.stderr
-    got = {r[-1]: r[4:10] for r in rows(table.stdout)}
-    assert got["dec/s=2,h=8"] == ["1600", "80.0%", "2.00", "80.0%", "2.25", "90.0%"]
-    assert got["dec/s=1,h=8"] == ["606", "30.3%", "-", "-", "-", "-"]
+    got = {r[-1]: r[4:11] for r in rows(table.stdout)}
+    # The floor itself moves 4 MB in 2.25 us: 1778 GB/s, 88.9% of the copy bandwidth.
+    assert got["dec/s=2,h=8"] == ["1600", "80.0%", "2.00", "80.0%", "2.25", "90.0%", "88.9%"]
+    assert got["dec/s=1,h=8"] == ["606", "30.3%", "-", "-", "-", "-", "-"]
+    # A searched read faster than torch's (2.0 us) becomes the floor; a slower one (3.0 us) does not.
+    for searched, want in ((2.0, ["2.00", "80.0%", "100.0%"]), (3.0, ["2.25", "90.0%", "88.9%"])):
+        floor.write_text(json.dumps({"dec/s=2,h=8": {"bytes": 4_000_000, "copy_us": 2.0, "read_us": 1.8, "read_plus_one_us": 2.25,
+                                                     "searched_read_plus_one_us": searched, "searched_shape": "chunk"}}))
+        table = run("--top", "2", "--floor", str(floor), str(cost), "2000", str(results))
+        assert table.returncode == 0, table.stderr
+        assert {r[-1]: r[8:11] for r in rows(table.stdout)}["dec/s=2,h=8"] == want
+    floor.write_text(json.dumps({"dec/s=2,h=8": {"bytes": 4_000_000, "copy_us": 2.0, "read_plus_one_us": 2.25,
+                                                 "searched_read_plus_one_us": -1}}))
+    bad = run("--floor", str(floor), str(cost), "2000", str(results))
+    assert bad.returncode != 0 and "searched_read_plus_one_us" in bad.stderr
     floor.write_text(json.dumps({"dec/s=2,h=8": {"bytes": 4_000_000, "copy_us": 0}}))
     bad = run("--floor", str(floor), str(cost), "2000", str(results))
     assert bad.returncode != 0 and str(floor) in bad.stderr and "dec/s=2,h=8" in bad.stderr
