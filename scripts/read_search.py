@@ -51,7 +51,7 @@ class ReadShape:
 
 
 def shapes():
-    """Every shape the search times: 16 to 64 bytes per thread per step, 4 or 8 warps, programs
+    """Every shape the search times: 8 to 64 bytes per thread per step, 4 or 8 warps, programs
     from one step to a sixteen-step chunk, and persistent grids of 1 to 8 programs per SM."""
     chunk = [ReadShape("chunk", b, w, i) for b, w, i in itertools.product((1024, 2048, 4096), (4, 8), (1, 2, 4, 8, 16))]
     persistent = [ReadShape("persistent", b, w, v) for b, w, v in itertools.product((2048, 4096), (4, 8), (1, 2, 4, 8))]

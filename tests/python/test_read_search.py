@@ -35,12 +35,13 @@ def test_every_shape_covers_every_element_once(n):
             assert 1 <= grid <= min(blocks, s.per_program * H200_SMS), s
 
 
-def loads(fn, constexprs, n_divisible, tmp_path, monkeypatch):
-    """The global-load instructions of fn compiled for sm_90 (no GPU needed)."""
+def loads(fn, constexprs, n_divisible, n_type, tmp_path, monkeypatch):
+    """The global-load instructions of fn compiled for sm_90 (no GPU needed); Triton passes a
+    length below 2**31 as i32, a larger one as i64."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
-    sig = {"x_ptr": "*fp16", "partial_ptr": "*fp32", "n": "i64"}
+    sig = {"x_ptr": "*fp16", "partial_ptr": "*fp32", "n": n_type}
     sig.update({k: "constexpr" for k in constexprs})
     aligned = [0, 1, 2] if n_divisible else [0, 1]
     src = ASTSource(fn=fn, signature=sig,
@@ -55,7 +56,8 @@ def loads(fn, constexprs, n_divisible, tmp_path, monkeypatch):
     (read_search._read_persistent, {"BLOCK": 4096}),
 ])
 def test_kernels_load_16_bytes_at_a_time_when_the_length_divides_by_16(fn, constexprs, tmp_path, monkeypatch):
-    wide = loads(fn, constexprs, True, tmp_path, monkeypatch)
-    assert wide and all(op.endswith(".v4.b32") for op in wide), wide
-    narrow = loads(fn, constexprs, False, tmp_path, monkeypatch)
+    for n_type in ("i32", "i64"):
+        wide = loads(fn, constexprs, True, n_type, tmp_path, monkeypatch)
+        assert wide and all(op.endswith(".v4.b32") for op in wide), (n_type, wide)
+    narrow = loads(fn, constexprs, False, "i64", tmp_path, monkeypatch)
     assert narrow and all(op.endswith(".b16") for op in narrow), narrow
