@@ -10,9 +10,10 @@ With --list, only those configurations as ID=BYTES lines, the arguments of decod
 With --floor FLOOR.json (decode_floor.py --json), each row also against what torch reaches moving
 that row's own bytes, cold and clean: a copy of them, and a read of them followed by a second,
 one-element kernel (the floor of a pass-and-reduce plan; decode_floor.py --search's fastest read
-where it is faster than torch's), and the share of the copy bandwidth that floor reaches. Below about 60 MB a transfer's time is
-not the large copy's bandwidth (launch and tail costs; a copy's writes can stay in the L2), so the
-two shares say how far a small plan is from what the GPU reaches moving the same bytes.
+where it is faster than torch's), and the share of the copy bandwidth that floor reaches. Below
+about 60 MB a transfer's time is not the large copy's bandwidth (launch and tail costs; a copy's
+writes can stay in the L2), so the two shares say how far a small plan is from what the GPU
+reaches moving the same bytes.
 Usage: bandwidth_table.py [--top N] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
 import json
 import sys

@@ -14,8 +14,8 @@ and each as a share of the large copy's bandwidth (the issue's 80% figure).
 
 With --json PATH the times also go to PATH, {NAME: {"bytes", "copy_us", "read_us",
 "read_plus_one_us"}, and with --search "searched_read_plus_one_us" and "searched_shape"}, for
-bandwidth_table.py --floor (each configuration against a copy of its own
-bytes). NAME may hold '=' (a configuration id): the bytes follow the last one.
+bandwidth_table.py --floor (each configuration against a copy of its own bytes). NAME may hold
+'=' (a configuration id): the bytes follow the last one.
 
 Usage: decode_floor.py [--json PATH] [--search] COPY_GBPS NAME=BYTES ...   (on the GPU host)"""
 import json
@@ -97,10 +97,10 @@ def main(argv):
     while argv[:1] in (["--json"], ["--search"]):
         if argv[0] == "--search":
             search, argv = True, argv[1:]
-            continue
-        if len(argv) < 2:
+        elif len(argv) < 2:
             sys.exit("decode_floor.py: --json needs a path")
-        json_path, argv = argv[1], argv[2:]
+        else:
+            json_path, argv = argv[1], argv[2:]
     if len(argv) < 2:
         sys.exit(__doc__)
     copy_gbps = float(argv[0])

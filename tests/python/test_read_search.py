@@ -5,6 +5,7 @@ known to be a multiple of 16 (why decode_floor.py trims the tail), scalar 2-byte
 The timing itself needs the GPU (scripts/device_run.sh, PORTBENCH_PAIRS_FLOOR=search)."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 
@@ -16,7 +17,8 @@ triton = pytest.importorskip("triton")
 sys.path.insert(0, str(REPO / "scripts"))
 import read_search  # noqa: E402
 
-H200_SMS = 132
+# The SM count of the target description (as the device's own count is on the GPU host).
+H200_SMS = json.loads((REPO / "configs/targets/h200.json").read_text())["sm_count"]
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 4096, 1_000_003, (1 << 25) + 48])
