@@ -14,12 +14,21 @@ where it is faster than torch's), and the share of the copy bandwidth that floor
 about 60 MB a transfer's time is not the large copy's bandwidth (launch and tail costs; a copy's
 writes can stay in the L2), so the two shares say how far a small plan is from what the GPU
 reaches moving the same bytes.
-Usage: bandwidth_table.py [--top N] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
+Each row ends with its verdict against the figure (--figure SHARE of the copy bandwidth, default
+0.80, the port issues'): MET; TWO_KERNEL_FLOOR_BELOW where the row is short and its two-kernel
+floor itself stays under the share (no pass-and-reduce plan that reads as fast as that floor
+meets it); SHORT otherwise, a row without a floor included.
+Usage: bandwidth_table.py [--top N] [--figure SHARE] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
 import json
 import sys
 
 import h5py
 import numpy as np
+
+# The row verdicts, defined once. A row is called unreachable only against a measured floor.
+MET = "MET"
+SHORT = "SHORT"
+FLOOR_BELOW = "TWO_KERNEL_FLOOR_BELOW"
 
 
 def text(v):
@@ -79,7 +88,7 @@ def load_floor(path):
     return floor
 
 
-def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None):
+def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0.80):
     cost = {}
     for line in open(cost_file):
         d = json.loads(line)
@@ -106,16 +115,42 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None):
     extra = (f" {'own copy us':>11s} {'%':>6s} {'own 2-kern us':>13s} {'%':>6s} {'2-kern copy':>11s}"
              if floor is not None else "")
     print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}{extra}"
-          "  configuration (most bytes first)")
+          f"  {'figure ' + format(100 * figure, '.0f') + '%':22s}  configuration (most bytes first)")
     for op, cid in rows:
         b = cost[cid]["bytes"]
         per_fe = times[cid]
         cols = " ".join(f"{per_fe[fe] / 1e3:17.2f}" if fe in per_fe else f"{'-':>17s}" for fe in frontends)
         fastest = min(per_fe, key=per_fe.get)
         gbps = b / per_fe[fastest]
+        case = floor.get(cid) if floor is not None else None
         if floor is not None:
-            extra = floor_columns(floor.get(cid), b, per_fe[fastest] / 1e3, copy_gbps)
-        print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}  {cid}")
+            extra = floor_columns(case, b, per_fe[fastest] / 1e3, copy_gbps)
+        verdict = row_verdict(gbps / copy_gbps, floor_share(case, b, copy_gbps), figure)
+        print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}"
+              f"  {verdict:22s}  {cid}")
+
+
+def two_kernel_us(case):
+    """The two-kernel floor: torch's read and one element, or the searched read where faster."""
+    return min(case["read_plus_one_us"], case.get("searched_read_plus_one_us", case["read_plus_one_us"]))
+
+
+def floor_share(case, moved, copy_gbps):
+    """The share of the copy bandwidth the row's two-kernel floor reaches; None where the floor
+    has no such row or timed other bytes."""
+    if case is None or case.get("bytes") != moved:
+        return None
+    return moved / (two_kernel_us(case) * 1e3) / copy_gbps
+
+
+def row_verdict(share, floor_reach, figure):
+    """MET at or above the figure; below it, TWO_KERNEL_FLOOR_BELOW only where a measured floor
+    itself stays under the figure, else SHORT."""
+    if share >= figure:
+        return MET
+    if floor_reach is not None and floor_reach < figure:
+        return FLOOR_BELOW
+    return SHORT
 
 
 def floor_columns(case, moved, fastest_us, copy_gbps):
@@ -126,20 +161,27 @@ def floor_columns(case, moved, fastest_us, copy_gbps):
     where the floor has no such row or timed other bytes."""
     if case is None or case.get("bytes") != moved:
         return f" {'-':>11s} {'-':>6s} {'-':>13s} {'-':>6s} {'-':>11s}"
-    copy_us = case["copy_us"]
-    two_us = min(case["read_plus_one_us"], case.get("searched_read_plus_one_us", case["read_plus_one_us"]))
+    copy_us, two_us = case["copy_us"], two_kernel_us(case)
     return (f" {copy_us:11.2f} {100 * copy_us / fastest_us:5.1f}% {two_us:13.2f} "
-            f"{100 * two_us / fastest_us:5.1f}% {100 * moved / (two_us * 1e3) / copy_gbps:10.1f}%")
+            f"{100 * two_us / fastest_us:5.1f}% {100 * floor_share(case, moved, copy_gbps):10.1f}%")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    top, listing, floor = 1, False, None
+    top, listing, floor, figure = 1, False, None, 0.80
     while args[:1] and args[0].startswith("--"):
         if args[0] == "--top":
             if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
                 sys.exit("bandwidth_table.py: --top needs a positive count")
             top, args = int(args[1]), args[2:]
+        elif args[0] == "--figure":
+            try:
+                figure = float(args[1]) if len(args) > 1 else 0.0
+            except ValueError:
+                figure = 0.0
+            if not 0.0 < figure <= 1.0:
+                sys.exit("bandwidth_table.py: --figure needs a share of the copy bandwidth in (0, 1]")
+            args = args[2:]
         elif args[0] == "--list":
             listing, args = True, args[1:]
         elif args[0] == "--floor":
@@ -151,4 +193,10 @@ if __name__ == "__main__":
             sys.exit(f"bandwidth_table.py: unknown option {args[0]}")
     if len(args) < 3 or (listing and floor is not None):
         sys.exit(__doc__)
-    main(args[0], float(args[1]), args[2:], top, listing, floor)
+    try:
+        copy_gbps = float(args[1])
+    except ValueError:
+        copy_gbps = 0.0
+    if copy_gbps <= 0 and not listing:
+        sys.exit(f"bandwidth_table.py: copy bandwidth '{args[1]}' is not a positive GB/s (was it measured?)")
+    main(args[0], copy_gbps, args[2:], top, listing, floor, figure)
