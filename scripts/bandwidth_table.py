@@ -123,9 +123,10 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0
         fastest = min(per_fe, key=per_fe.get)
         gbps = b / per_fe[fastest]
         case = floor.get(cid) if floor is not None else None
+        reach = floor_share(case, b, copy_gbps)
         if floor is not None:
-            extra = floor_columns(case, b, per_fe[fastest] / 1e3, copy_gbps)
-        verdict = row_verdict(gbps / copy_gbps, floor_share(case, b, copy_gbps), figure)
+            extra = floor_columns(case, reach, per_fe[fastest] / 1e3)
+        verdict = row_verdict(gbps / copy_gbps, reach, figure)
         print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}"
               f"  {verdict:22s}  {cid}")
 
@@ -153,17 +154,17 @@ def row_verdict(share, floor_reach, figure):
     return SHORT
 
 
-def floor_columns(case, moved, fastest_us, copy_gbps):
+def floor_columns(case, reach, fastest_us):
     """A copy of the row's own bytes and the two-kernel floor (the faster of torch's read and the
     searched one), each as its time and as a share of the fastest side's time (100% = as fast as
     that floor), then the share of the copy bandwidth the floor itself reaches: below 80% no
-    two-kernel plan that reads the bytes as fast as that floor meets the issue's figure. Dashes
-    where the floor has no such row or timed other bytes."""
-    if case is None or case.get("bytes") != moved:
+    two-kernel plan that reads the bytes as fast as that floor meets the issue's figure. `reach`
+    is that share (floor_share); dashes where it is None."""
+    if reach is None:
         return f" {'-':>11s} {'-':>6s} {'-':>13s} {'-':>6s} {'-':>11s}"
     copy_us, two_us = case["copy_us"], two_kernel_us(case)
     return (f" {copy_us:11.2f} {100 * copy_us / fastest_us:5.1f}% {two_us:13.2f} "
-            f"{100 * two_us / fastest_us:5.1f}% {100 * floor_share(case, moved, copy_gbps):10.1f}%")
+            f"{100 * two_us / fastest_us:5.1f}% {100 * reach:10.1f}%")
 
 
 if __name__ == "__main__":
