@@ -17,8 +17,14 @@ reaches moving the same bytes.
 Each row ends with its verdict against the figure (--figure SHARE of the copy bandwidth, default
 0.80, the port issues'): MET; TWO_KERNEL_FLOOR_BELOW where the row is short and its two-kernel
 floor itself stays under the share (no pass-and-reduce plan that reads as fast as that floor
-meets it); SHORT otherwise, a row without a floor included.
-Usage: bandwidth_table.py [--top N] [--figure SHARE] [--list | --floor FLOOR.json] COST.jsonl COPY_GBPS RESULTS.h5 ..."""
+meets it); SHORT_EVEN_WARM_L2 where the row is short and, with --warm WARM.h5 (the same
+configurations timed with `portbench run --warm-l2`) and --l2-bytes N (the GPU's L2 size), the
+row's bytes fit the L2 and every side timed warm still takes longer than the figure allows: with
+no DRAM to wait for the plans miss it, so what holds them is their own work (a chain of loads,
+products and stores a block), not the bandwidth the figure measures; SHORT otherwise, a row
+without a floor included.
+Usage: bandwidth_table.py [--top N] [--figure SHARE] [--list | --floor FLOOR.json] [--warm WARM.h5 --l2-bytes N]
+                          COST.jsonl COPY_GBPS RESULTS.h5 ..."""
 import json
 import sys
 
@@ -29,6 +35,7 @@ import numpy as np
 MET = "MET"
 SHORT = "SHORT"
 FLOOR_BELOW = "TWO_KERNEL_FLOOR_BELOW"
+SHORT_WARM = "SHORT_EVEN_WARM_L2"
 
 
 def text(v):
@@ -88,13 +95,29 @@ def load_floor(path):
     return floor
 
 
-def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0.80):
+def warm_file(path):
+    """A results file timed with --warm-l2 (its timing options say l2_flush "none"); exits with one
+    line naming the file otherwise."""
+    try:
+        with h5py.File(path, "r") as f:
+            timing = json.loads(text(f.attrs.get("timing", "{}")))
+    except (OSError, ValueError) as e:
+        sys.exit(f"bandwidth_table.py: {path}: cannot read its timing options ({e})")
+    if timing.get("l2_flush") != "none":
+        sys.exit(f"bandwidth_table.py: {path}: timing.l2_flush is '{timing.get('l2_flush')}', not 'none': "
+                 "not a --warm-l2 run")
+    return path
+
+
+def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0.80, warm=None):
+    """warm: (WARM.h5, L2 bytes) or None."""
     cost = {}
     for line in open(cost_file):
         d = json.loads(line)
         if "bytes" in d:
             cost[d["id"]] = d
     times = collect(files, cost)
+    warm_times, l2_bytes = (collect([warm[0]], cost), warm[1]) if warm is not None else ({}, 0)
     # Per operator the configuration moving the most bytes; among equally large ones (upstream
     # schedules of one shape, e.g. rms_norm's modes) the one whose fastest front end is fastest.
     by_op = {}
@@ -113,7 +136,7 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0
     print(f"copy bandwidth {copy_gbps:.0f} GB/s")
     head = " ".join(f"{fe + ' us':>17s}" for fe in frontends)
     extra = (f" {'own copy us':>11s} {'%':>6s} {'own 2-kern us':>13s} {'%':>6s} {'2-kern copy':>11s}"
-             if floor is not None else "")
+             if floor is not None else "") + (f" {'warm us':>8s} {'budget us':>9s}" if warm is not None else "")
     print(f"{'operator':18s} {'MB':>8s} {head} {'fastest':>14s} {'GB/s':>6s} {'% copy':>7s}{extra}"
           f"  {'figure ' + format(100 * figure, '.0f') + '%':22s}  configuration (most bytes first)")
     for op, cid in rows:
@@ -124,9 +147,14 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0
         gbps = b / per_fe[fastest]
         case = floor.get(cid) if floor is not None else None
         reach = floor_share(case, b, copy_gbps)
-        if floor is not None:
-            extra = floor_columns(case, reach, per_fe[fastest] / 1e3)
-        verdict = row_verdict(gbps / copy_gbps, reach, figure)
+        extra = floor_columns(case, reach, per_fe[fastest] / 1e3) if floor is not None else ""
+        # The time the figure allows this row, and the fastest side's time with a warm L2 where
+        # its bytes fit there (else the warm run still read DRAM and says nothing).
+        budget_ns = b / (figure * copy_gbps)
+        warm_ns = min(warm_times[cid].values()) if cid in warm_times and b <= l2_bytes else None
+        if warm is not None:
+            extra += (f" {warm_ns / 1e3:8.2f}" if warm_ns is not None else f" {'-':>8s}") + f" {budget_ns / 1e3:9.2f}"
+        verdict = row_verdict(gbps / copy_gbps, reach, figure, warm_ns is not None and warm_ns > budget_ns)
         print(f"{op:18s} {b / 1e6:8.1f} {cols} {fastest:>14s} {gbps:6.0f} {100 * gbps / copy_gbps:6.1f}%{extra}"
               f"  {verdict:22s}  {cid}")
 
@@ -144,13 +172,16 @@ def floor_share(case, moved, copy_gbps):
     return moved / (two_kernel_us(case) * 1e3) / copy_gbps
 
 
-def row_verdict(share, floor_reach, figure):
+def row_verdict(share, floor_reach, figure, over_budget_warm=False):
     """MET at or above the figure; below it, TWO_KERNEL_FLOOR_BELOW only where a measured floor
-    itself stays under the figure, else SHORT."""
+    itself stays under the figure, SHORT_EVEN_WARM_L2 where every side timed with its bytes in the
+    L2 still took longer than the figure allows, else SHORT."""
     if share >= figure:
         return MET
     if floor_reach is not None and floor_reach < figure:
         return FLOOR_BELOW
+    if over_budget_warm:
+        return SHORT_WARM
     return SHORT
 
 
@@ -169,7 +200,7 @@ def floor_columns(case, reach, fastest_us):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    top, listing, floor, figure = 1, False, None, 0.80
+    top, listing, floor, figure, warm_path, l2_bytes = 1, False, None, 0.80, None, None
     while args[:1] and args[0].startswith("--"):
         if args[0] == "--top":
             if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
@@ -190,14 +221,25 @@ if __name__ == "__main__":
                 sys.exit("bandwidth_table.py: --floor needs decode_floor.py's JSON file")
             floor = load_floor(args[1])
             args = args[2:]
+        elif args[0] == "--warm":
+            if len(args) < 2:
+                sys.exit("bandwidth_table.py: --warm needs a results file timed with --warm-l2")
+            warm_path, args = warm_file(args[1]), args[2:]
+        elif args[0] == "--l2-bytes":
+            if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+                sys.exit("bandwidth_table.py: --l2-bytes needs the GPU's L2 size in bytes")
+            l2_bytes, args = int(args[1]), args[2:]
         else:
             sys.exit(f"bandwidth_table.py: unknown option {args[0]}")
-    if len(args) < 3 or (listing and floor is not None):
+    if len(args) < 3 or (listing and (floor is not None or warm_path is not None)):
         sys.exit(__doc__)
+    if (warm_path is None) != (l2_bytes is None):
+        sys.exit("bandwidth_table.py: --warm and --l2-bytes go together (a warm run says something only where the bytes fit the L2)")
     try:
         copy_gbps = float(args[1])
     except ValueError:
         copy_gbps = 0.0
     if copy_gbps <= 0 and not listing:
         sys.exit(f"bandwidth_table.py: copy bandwidth '{args[1]}' is not a positive GB/s (was it measured?)")
-    main(args[0], copy_gbps, args[2:], top, listing, floor, figure)
+    main(args[0], copy_gbps, args[2:], top, listing, floor, figure,
+         (warm_path, l2_bytes) if warm_path is not None else None)

@@ -231,6 +231,41 @@ if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
     pairs pairs_before "$PORTBENCH_PAIRS_BEFORE_BIN"
   fi
 fi
+# PORTBENCH_WARM_L2_OPS="OP ...": those operators paired twice, with the clean cold L2 portbench
+# times with and then with --warm-l2 (the bytes left in the L2 by the sample before), and each
+# kernel's time in both (scripts/kernel_medians.py): a kernel about as slow with its bytes in the
+# L2 is held by its own work, not DRAM bandwidth. _FILTER selects configurations, _REF and _PORT
+# (default PORTBENCH_PAIRS_REF/_PORT) the bundles, _SUITE the suite (default configs/tilegym.json).
+if [[ -n "${PORTBENCH_WARM_L2_OPS:-}" ]]; then
+  echo "== cold and warm L2: $PORTBENCH_WARM_L2_OPS =="
+  read -ra wref <<< "${PORTBENCH_WARM_L2_REF:-${PORTBENCH_PAIRS_REF:-bundles-chosen/tilegym}}"
+  read -ra wport <<< "${PORTBENCH_WARM_L2_PORT:-${PORTBENCH_PAIRS_PORT:-bundles-chosen/cutile_rust}}"
+  wsel=()
+  for op in $PORTBENCH_WARM_L2_OPS; do wsel+=(--op "$op"); done
+  [[ -n "${PORTBENCH_WARM_L2_FILTER:-}" ]] && wsel+=(--filter "$PORTBENCH_WARM_L2_FILTER")
+  for mode in cold warm; do
+    extra=(); [[ $mode == warm ]] && extra=(--warm-l2)
+    t0=$(date +%s)
+    timeout "$(left_s 150)" "$BIN" run --ref "${wref[@]}" --port "${wport[@]}" --suite "${PORTBENCH_WARM_L2_SUITE:-configs/tilegym.json}" \
+      "${wsel[@]}" --runs "${PORTBENCH_WARM_L2_RUNS:-2}" --time-cap 0.2 --min-samples 8 --timeout 120 "${extra[@]}" \
+      --out "$OUT/l2_$mode.h5" --overwrite > "$OUT/l2_$mode.txt" 2>&1
+    echo "$mode L2 run exit $?, $(( $(date +%s) - t0 )) s"
+    grep -v "not paired" "$OUT/l2_$mode.txt" | tail -4
+    cp "$OUT/l2_$mode.h5" "$FINAL"/ 2>/dev/null
+  done
+  python3 scripts/kernel_medians.py cold="$OUT/l2_cold.h5" warm="$OUT/l2_warm.h5" 2>&1 | tee "$OUT/l2_kernels.txt" ||
+    echo "(read $FINAL/l2_cold.h5 and l2_warm.h5 with scripts/kernel_medians.py where h5py is)"
+  # The three largest rows' verdicts with the warm times beside them (SHORT_EVEN_WARM_L2: every
+  # side misses the figure's time even with its bytes in the L2), against this call's floor if any.
+  wcost="$OUT/l2_cost.jsonl"
+  "$BIN" cost --suite "${PORTBENCH_WARM_L2_SUITE:-configs/tilegym.json}" > "$wcost" 2>/dev/null || rm -f "$wcost"
+  COPY_GBPS=${COPY_GBPS:-$(timeout 60 python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)}
+  l2=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)' 2>/dev/null || echo 0)
+  echo "copy bandwidth $COPY_GBPS GB/s, L2 $l2 bytes"
+  wfloor=(); [[ -s "$OUT/floor.json" ]] && wfloor=(--floor "$OUT/floor.json")
+  [[ -s "$wcost" ]] && python3 scripts/bandwidth_table.py --top 3 "${wfloor[@]}" --warm "$OUT/l2_warm.h5" --l2-bytes "$l2" \
+    "$wcost" "$COPY_GBPS" "$OUT/l2_cold.h5" 2>&1 | tee "$OUT/l2_bandwidth.txt"
+fi
 # PORTBENCH_DECODE_FLOOR="NAME=BYTES ...": what any kernel (a copy, a read, a read and a second
 # kernel) reaches moving those bytes with a cold, clean L2 (scripts/decode_floor.py).
 if [[ -n "${PORTBENCH_DECODE_FLOOR:-}" ]]; then
