@@ -19,7 +19,7 @@ Each row ends with its verdict against the figure (--figure SHARE of the copy ba
 floor itself stays under the share (no pass-and-reduce plan that reads as fast as that floor
 meets it); SHORT_EVEN_WARM_L2 where the row is short and, with --warm WARM.h5 (the same
 configurations timed with `portbench run --warm-l2`) and --l2-bytes N (the GPU's L2 size), the
-row's bytes fit the L2 and every side timed warm still takes longer than the figure allows: with
+row's bytes fit half the L2 and every side timed warm still takes longer than the figure allows: with
 no DRAM to wait for the plans miss it, so what holds them is their own work (a chain of loads,
 products and stores a block), not the bandwidth the figure measures; SHORT otherwise, a row
 without a floor included.
@@ -149,9 +149,10 @@ def main(cost_file, copy_gbps, files, top=1, listing=False, floor=None, figure=0
         reach = floor_share(case, b, copy_gbps)
         extra = floor_columns(case, reach, per_fe[fastest] / 1e3) if floor is not None else ""
         # The time the figure allows this row, and the fastest side's time with a warm L2 where
-        # its bytes fit there (else the warm run still read DRAM and says nothing).
+        # its bytes surely stay there: half the L2, since Hopper's L2 is two partitions and a line
+        # read by SMs on both sides may be held in each, so a larger set may still read DRAM warm.
         budget_ns = b / (figure * copy_gbps)
-        warm_ns = min(warm_times[cid].values()) if cid in warm_times and b <= l2_bytes else None
+        warm_ns = min(warm_times[cid].values()) if cid in warm_times and 2 * b <= l2_bytes else None
         if warm is not None:
             extra += (f" {warm_ns / 1e3:8.2f}" if warm_ns is not None else f" {'-':>8s}") + f" {budget_ns / 1e3:9.2f}"
         verdict = row_verdict(gbps / copy_gbps, reach, figure, warm_ns is not None and warm_ns > budget_ns)

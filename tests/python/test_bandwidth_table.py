@@ -150,9 +150,9 @@ def test_each_row_is_met_short_or_below_a_measured_two_kernel_floor(tmp_path):
 
 
 def test_a_short_row_whose_warm_l2_time_is_over_the_figures_time(tmp_path):
-    """--warm: a short row whose bytes fit the L2 and whose every side, timed with --warm-l2, still
-    takes longer than the figure allows is SHORT_EVEN_WARM_L2; one that fits the budget warm, or
-    whose bytes exceed the L2 (its warm run read DRAM too), stays SHORT."""
+    """--warm: a short row whose bytes fit half the L2 and whose every side, timed with --warm-l2,
+    still takes longer than the figure allows is SHORT_EVEN_WARM_L2; one that fits the budget warm,
+    or whose bytes exceed half the L2 (its warm run may have read DRAM too), stays SHORT."""
     cost = write_cost(tmp_path / "cost.jsonl", {"dec/s=1": 1_000_000, "dec/s=2": 4_000_000, "dec/s=3": 8_000_000})
     cold, warm = tmp_path / "cold.h5", tmp_path / "warm.h5"
     # At 2000 GB/s and 80%: budgets 0.625 us (1 MB, printed 0.62), 2.5 us (4 MB), 5 us (8 MB). Cold, all short.
@@ -163,7 +163,7 @@ def test_a_short_row_whose_warm_l2_time_is_over_the_figures_time(tmp_path):
         ("dec", "dec/s=3", "port", "port", "run_0", [9000, 9000, 9000], "PASS"),
     ])
     # Warm: s=1's port 0.9 us, its reference 0.6 us (under the budget: one side could make it);
-    # s=2 3.0 us (over 2.5); s=3 6.0 us (over 5, but 8 MB exceed the 6 MB L2).
+    # s=2 3.0 us (over 2.5); s=3 6.0 us (over 5, but 8 MB exceed half the 10 MB L2).
     write_results(warm, [
         ("dec", "dec/s=1", "port", "port", "run_0", [900, 900, 900], "PASS"),
         ("dec", "dec/s=1", "reference", "ref", "run_0", [600, 600, 600], "PASS"),
@@ -174,7 +174,7 @@ def test_a_short_row_whose_warm_l2_time_is_over_the_figures_time(tmp_path):
     ])
     with h5py.File(warm, "a") as f:
         f.attrs["timing"] = json.dumps({"cold_l2": False, "l2_flush": "none"})
-    out = table("--top", "3", "--warm", warm, "--l2-bytes", "6000000", cost, "2000", cold)
+    out = table("--top", "3", "--warm", warm, "--l2-bytes", "10000000", cost, "2000", cold)
     assert out.returncode == 0, out.stderr
     got = {r[-1]: (r[-4], r[-3], r[-2]) for r in rows(out.stdout)}
     assert got == {"dec/s=3": ("-", "5.00", "SHORT"), "dec/s=2": ("3.00", "2.50", "SHORT_EVEN_WARM_L2"),
@@ -182,11 +182,11 @@ def test_a_short_row_whose_warm_l2_time_is_over_the_figures_time(tmp_path):
     # A measured floor below the figure still says more than the warm run.
     floor = tmp_path / "floor.json"
     floor.write_text(json.dumps({"dec/s=2": {"bytes": 4_000_000, "copy_us": 2.0, "read_plus_one_us": 4.0}}))
-    out = table("--top", "3", "--floor", floor, "--warm", warm, "--l2-bytes", "6000000", cost, "2000", cold)
+    out = table("--top", "3", "--floor", floor, "--warm", warm, "--l2-bytes", "10000000", cost, "2000", cold)
     assert out.returncode == 0, out.stderr
     assert {r[-1]: r[-2] for r in rows(out.stdout)}["dec/s=2"] == "TWO_KERNEL_FLOOR_BELOW"
     # A cold file given as the warm one, or --warm without the L2 size: one line each.
-    not_warm = table("--warm", cold, "--l2-bytes", "6000000", cost, "2000", cold)
+    not_warm = table("--warm", cold, "--l2-bytes", "10000000", cost, "2000", cold)
     assert not_warm.returncode != 0 and str(cold) in not_warm.stderr and "l2_flush" in not_warm.stderr
     assert not_warm.stderr.count("\n") == 1
     alone = table("--warm", warm, cost, "2000", cold)
