@@ -231,8 +231,8 @@ if [[ -n "${PORTBENCH_PAIRS_SUITE:-}" ]]; then
     pairs pairs_before "$PORTBENCH_PAIRS_BEFORE_BIN"
   fi
 fi
-# PORTBENCH_WARM_L2_OPS="OP ...": those operators paired twice, with the clean cold L2 portbench
-# times with and then with --warm-l2 (the bytes left in the L2 by the sample before), and each
+# PORTBENCH_WARM_L2_OPS="OP ...": those operators paired twice, first with the clean cold L2
+# portbench times with, then with --warm-l2 (the bytes the sample before left in the L2), and each
 # kernel's time in both (scripts/kernel_medians.py): a kernel about as slow with its bytes in the
 # L2 is held by its own work, not DRAM bandwidth. _FILTER selects configurations, _REF and _PORT
 # (default PORTBENCH_PAIRS_REF/_PORT) the bundles, _SUITE the suite (default configs/tilegym.json).
@@ -256,7 +256,8 @@ if [[ -n "${PORTBENCH_WARM_L2_OPS:-}" ]]; then
   python3 scripts/kernel_medians.py cold="$OUT/l2_cold.h5" warm="$OUT/l2_warm.h5" 2>&1 | tee "$OUT/l2_kernels.txt" ||
     echo "(read $FINAL/l2_cold.h5 and l2_warm.h5 with scripts/kernel_medians.py where h5py is)"
   # The three largest rows' verdicts with the warm times beside them (SHORT_EVEN_WARM_L2: every
-  # side misses the figure's time even with its bytes in the L2), against this call's floor if any.
+  # side misses the figure's time even with its bytes, within half the L2, there), against this
+  # call's floor if any.
   wcost="$OUT/l2_cost.jsonl"
   "$BIN" cost --suite "${PORTBENCH_WARM_L2_SUITE:-configs/tilegym.json}" > "$wcost" 2>/dev/null || rm -f "$wcost"
   COPY_GBPS=${COPY_GBPS:-$(timeout 60 python3 scripts/copy_bandwidth.py 2>/dev/null || echo 0)}
