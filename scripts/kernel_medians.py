@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Each kernel's device time of multi-kernel plans, per side, from one or more results files
 (docs/results-layout.md: `kernel_entries`, `kernel_median_ns` of each run), the best run's (the
-run with the lowest plan median, as best of N picks it).
+run with the lowest plan median, as best of N picks it) among the complete runs timed validly
+whose numerics passed and whose proof saw the plan executed: a run that skipped work must not
+look fast.
 
 Given a cold-L2 file and a --warm-l2 file of the same configurations (scripts/device_run.sh,
 PORTBENCH_WARM_L2_OPS), the last columns say how much of each kernel's time its DRAM traffic
@@ -24,8 +26,8 @@ def text(value):
 
 
 def best_runs(path, pattern):
-    """{(config id, role): (plan median ns, [(entry, median ns)])}, the best complete, validly
-    timed run of each side; a side with none is left out."""
+    """{(config id, role): (plan median ns, [(entry, median ns)])}, the best clean run of each
+    side (complete, VALID timing, numerics PASS, proof EXECUTED); a side with none is left out."""
     out = {}
     try:
         f = h5py.File(path, "r")
@@ -45,7 +47,8 @@ def best_runs(path, pattern):
                     best = None
                     for run in config[role].values():
                         a = run.attrs
-                        if text(a.get("state", "")) != "COMPLETE" or text(a.get("timing", "")) != "VALID":
+                        if (text(a.get("state", "")) != "COMPLETE" or text(a.get("timing", "")) != "VALID"
+                                or text(a.get("numerics", "")) != "PASS" or text(a.get("proof", "")) != "EXECUTED"):
                             continue
                         median = float(a["median_ns"])
                         if best is not None and median >= best[0]:
@@ -83,7 +86,7 @@ def main(argv):
         files.append((label, best_runs(path, pattern)))
     keys = sorted(set().union(*(set(runs) for _, runs in files)))
     if not keys:
-        raise SystemExit("kernel_medians: no validly timed side matches")
+        raise SystemExit("kernel_medians: no cleanly timed side matches (complete, VALID, PASS, EXECUTED)")
     first_label, first = files[0]
     for cid, role in keys:
         print(f"{cid} {role}")

@@ -20,10 +20,10 @@ REDUCE_ENTRY = "splitk_reduce_entry"
 
 
 def write_results(path, runs):
-    """runs: (config id, role, run name, [[pass ns, reduce ns] per sample], state, timing)."""
+    """runs: (config id, role, run name, [[pass ns, reduce ns] per sample], state, timing[, numerics])."""
     with h5py.File(path, "w") as f:
         f.attrs["schema"] = "portbench.results/1"
-        for cid, role, run, samples, state, timing in runs:
+        for cid, role, run, samples, state, timing, *numerics in runs:
             cg = f.require_group(f"configs/dec/{cid.split('/')[1]}")
             cg.attrs["id"] = cid
             g = cg.require_group(role).create_group(run)
@@ -32,6 +32,7 @@ def write_results(path, runs):
             g.create_dataset("time_ns", data=totals)
             g.create_dataset("kernel_time_ns", data=per_kernel)
             g.attrs.update({"state": state, "timing": timing, "median_ns": float(np.median(totals)),
+                            "numerics": numerics[0] if numerics else "PASS", "proof": "EXECUTED",
                             "kernel_entries": json.dumps([PASS_ENTRY, REDUCE_ENTRY]),
                             "kernel_median_ns": np.median(per_kernel, axis=0).astype(np.int64)})
 
@@ -44,11 +45,13 @@ def medians(*args):
 def test_the_best_run_of_each_side_and_a_warm_file_against_a_cold_one(tmp_path):
     cold, warm = tmp_path / "cold.h5", tmp_path / "warm.h5"
     write_results(cold, [
-        # run_1 is the best valid run (11 us); run_2 is faster but was cut short, run_3 invalid.
+        # run_1 is the best clean run (11 us); run_2 is faster but was cut short, run_3 invalid.
         ("dec/s=8", "port", "run_0", [[9000, 3000], [9200, 3000], [9100, 3100]], "COMPLETE", "VALID"),
         ("dec/s=8", "port", "run_1", [[8000, 3000], [8000, 3000], [8000, 3000]], "COMPLETE", "VALID"),
         ("dec/s=8", "port", "run_2", [[1000, 1000], [1000, 1000], [1000, 1000]], "", "VALID"),
         ("dec/s=8", "port", "run_3", [[500, 500], [500, 500], [500, 500]], "COMPLETE", "INVALID_CLOCK_THROTTLED"),
+        # run_4 is faster and validly timed but its output failed the fp64 check.
+        ("dec/s=8", "port", "run_4", [[700, 700], [700, 700], [700, 700]], "COMPLETE", "VALID", "FAIL"),
         ("dec/s=8", "reference", "run_0", [[10000, 2000], [10000, 2000], [10000, 2000]], "COMPLETE", "VALID"),
         ("dec/s=2", "port", "run_0", [[4000, 1000], [4000, 1000], [4000, 1000]], "COMPLETE", "VALID"),
     ])
@@ -88,4 +91,4 @@ def test_bad_input_is_one_line_naming_the_file(tmp_path):
     cold = tmp_path / "cold.h5"
     write_results(cold, [("dec/s=8", "port", "run_0", [[9000, 3000]], "COMPLETE", "INVALID_NO_SAMPLES")])
     nothing = medians(f"cold={cold}")
-    assert nothing.returncode != 0 and "no validly timed side" in nothing.stderr
+    assert nothing.returncode != 0 and "no cleanly timed side" in nothing.stderr
