@@ -42,15 +42,19 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+def clean_run(attrs):
+    """A run whose time may be counted: validly timed, numerics passed, the plan seen executed."""
+    return (text(attrs.get("timing", "")) == "VALID" and text(attrs.get("numerics", "")) == "PASS"
+            and text(attrs.get("proof", "")) == "EXECUTED")
+
+
 def best_median(group):
     """Best (minimum) of the run medians of a role group; None without a clean, timed run."""
     meds = []
     for run in group.values():
         if not isinstance(run, h5py.Group) or "time_ns" not in run or run["time_ns"].shape[0] == 0:
             continue
-        a = run.attrs
-        if (text(a.get("timing", "")) == "VALID" and text(a.get("numerics", "")) == "PASS"
-                and text(a.get("proof", "")) == "EXECUTED"):
+        if clean_run(run.attrs):
             meds.append(float(np.median(run["time_ns"][()])))
     return min(meds) if meds else None
 

@@ -18,11 +18,9 @@ import sys
 
 import h5py
 
+from bandwidth_table import clean_run, text
+
 SCHEMA = "portbench.results/1"
-
-
-def text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def best_runs(path, pattern):
@@ -47,8 +45,7 @@ def best_runs(path, pattern):
                     best = None
                     for run in config[role].values():
                         a = run.attrs
-                        if (text(a.get("state", "")) != "COMPLETE" or text(a.get("timing", "")) != "VALID"
-                                or text(a.get("numerics", "")) != "PASS" or text(a.get("proof", "")) != "EXECUTED"):
+                        if text(a.get("state", "")) != "COMPLETE" or not clean_run(a):
                             continue
                         median = float(a["median_ns"])
                         if best is not None and median >= best[0]:
