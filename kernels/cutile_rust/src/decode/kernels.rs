@@ -119,7 +119,10 @@ pub mod portbench_decode {
         // The sink's share of the denominator (the running maximum is finite here).
         let l_i: Tile<f32, { [1, G] }> = l_sum.reshape(shape![1, G]) + exp2(sink2 - m_i, ftz::Disabled);
 
-        let out: Tile<f32, { [D, G] }> = acc / l_i.broadcast(shape![D, G]);
+        // tilegym's normalisation: `divf` approximate, flush to zero (`true_div`). The
+        // full-precision `/` was a slow-path check and call per element (64 a thread at
+        // D 512), most of the epilogue's instructions.
+        let out: Tile<f32, { [D, G] }> = true_div(acc, l_i.broadcast(shape![D, G]));
         let out: Tile<f32, { [G, D] }> = out.transpose();
         let out: Tile<T, { [G, D] }> = convert_tile(out);
         let out: Tile<T, { [1, 1, G, 1, D] }> = out.reshape(shape![1, 1, G, 1, D]);
@@ -325,7 +328,8 @@ pub mod portbench_decode {
 
         let l_sum: Tile<f32, { [TH] }> = reduce_sum(l_i, 0i32);
         let l_i: Tile<f32, { [1, TH] }> = l_sum.reshape(shape![1, TH]);
-        let out: Tile<f32, { [D, TH] }> = acc / l_i.broadcast(shape![D, TH]);
+        // Approximate, as the GQA block and tilegym (see decode_tiles).
+        let out: Tile<f32, { [D, TH] }> = true_div(acc, l_i.broadcast(shape![D, TH]));
         let out: Tile<f32, { [TH, D] }> = out.transpose();
         let out: Tile<T, { [TH, D] }> = convert_tile(out);
         let out: Tile<T, { [1, TH, 1, D] }> = out.reshape(shape![1, TH, 1, D]);
