@@ -345,50 +345,41 @@ pub mod portbench_decode {
         };
     }
     /// `mla_split` with `RV` = 0 and the head dimension in `NC` column blocks of `DQ` (`D = NC
-    /// DQ`, `NC` 2 or 4): each block's kv columns are their own tile, so the scores' 512-deep sum
-    /// is `NC` independent product chains (plus kpe's) added at the end, and `V^T p` goes to `NC`
-    /// accumulators. Why: in `mla_split` the scores are one chain of 36 dependent
-    /// `HGMMA.64x16x16` into one `[64, 16]` accumulator, waited on before the softmax, every tile
-    /// (`cuobjdump -sass`, thirty-third session); independent chains can overlap in the tensor
-    /// cores. Same bytes loaded, same grid and splits; stores `NC` column blocks of `o`.
+    /// DQ`) as the batch of every product: q, kv and o are bound as views with the block index
+    /// ahead of the rows (`q [B, NC, H, DQ]`, `kv [B, NC, S, DQ]`, `o [B, NC, H, splits, DQ]`,
+    /// strides from the plan), so the scores are one batched product `[NC, BN, TH]` summed over
+    /// the blocks, and `V^T p` one batched product into `acc [NC, DQ, TH]`. Why: in `mla_split`
+    /// the scores are one chain of 36 dependent `HGMMA.64x16x16` into one `[64, 16]`
+    /// accumulator, waited on before the softmax, every tile; tileiras interleaves the M blocks
+    /// of one product (as `V^T p`'s eight) but waits on each separate product (thirty-third
+    /// session, `cuobjdump -sass`). Same bytes, grid and splits as `mla_split`.
     #[cutile::entry(unchecked_accesses = true)]
     unsafe fn mla_split_chunked<T: ElementType, const TH: i32, const DQ: i32, const NC: i32, const DPE: i32, const BN: i32, const TILES: i32>(
-        q: &Tensor<T, { [-1, -1, -1] }>,
+        q: &Tensor<T, { [-1, -1, -1, -1] }>,
         qpe: &Tensor<T, { [-1, -1, -1] }>,
-        kv: &Tensor<T, { [-1, -1, -1] }>,
+        kv: &Tensor<T, { [-1, -1, -1, -1] }>,
         kpe: &Tensor<T, { [-1, -1, -1] }>,
-        o: &Tensor<T, { [-1, -1, -1, -1] }>,
+        o: &Tensor<T, { [-1, -1, -1, -1, -1] }>,
         lse: &Tensor<f32, { [-1, -1, -1] }>,
         qk_scale: f32,
         len: i32,
     ) {
         let pid: (i32, i32, i32) = get_tile_block_id();
-        let s_kv: i32 = get_shape_dim(kv.shape(), 1i32);
+        let s_kv: i32 = get_shape_dim(kv.shape(), 2i32);
         let start: i32 = pid.2 * len;
         let end: i32 = min(start + len, s_kv);
         let tiles: i32 = if TILES > 0i32 { TILES } else { (end - start + BN - 1i32) / BN };
         let first: i32 = start / BN;
 
-        let q_p: Partition<T, { [1, TH, DQ] }> = q.partition(shape![1, TH, DQ]);
-        let q0: Tile<T, { [1, TH, DQ] }> = q_p.load([pid.1, pid.0, 0i32]);
-        let q0: Tile<T, { [TH, DQ] }> = q0.reshape(shape![TH, DQ]);
-        let q0: Tile<T, { [DQ, TH] }> = q0.transpose();
-        let q1: Tile<T, { [1, TH, DQ] }> = q_p.load([pid.1, pid.0, 1i32]);
-        let q1: Tile<T, { [TH, DQ] }> = q1.reshape(shape![TH, DQ]);
-        let q1: Tile<T, { [DQ, TH] }> = q1.transpose();
-        // NC = 2: blocks 2 and 3 are never loaded, multiplied or stored (folded away).
-        let c23: i32 = if NC == 4i32 { 1i32 } else { 0i32 };
-        let q2: Tile<T, { [1, TH, DQ] }> = q_p.load([pid.1, pid.0, 2i32 * c23]);
-        let q2: Tile<T, { [TH, DQ] }> = q2.reshape(shape![TH, DQ]);
-        let q2: Tile<T, { [DQ, TH] }> = q2.transpose();
-        let q3: Tile<T, { [1, TH, DQ] }> = q_p.load([pid.1, pid.0, 3i32 * c23]);
-        let q3: Tile<T, { [TH, DQ] }> = q3.reshape(shape![TH, DQ]);
-        let q3: Tile<T, { [DQ, TH] }> = q3.transpose();
+        let q_p: Partition<T, { [1, NC, TH, DQ] }> = q.partition(shape![1, NC, TH, DQ]);
+        let qt: Tile<T, { [1, NC, TH, DQ] }> = q_p.load([pid.1, 0i32, pid.0, 0i32]);
+        let qt: Tile<T, { [NC, TH, DQ] }> = qt.reshape(shape![NC, TH, DQ]);
+        let qt: Tile<T, { [NC, DQ, TH] }> = permute(qt, const_array![0, 2, 1]);
         let qpe_p: Partition<T, { [1, TH, DPE] }> = qpe.partition(shape![1, TH, DPE]);
         let qpet: Tile<T, { [1, TH, DPE] }> = qpe_p.load([pid.1, pid.0, 0i32]);
         let qpet: Tile<T, { [TH, DPE] }> = qpet.reshape(shape![TH, DPE]);
         let qpet: Tile<T, { [DPE, TH] }> = qpet.transpose();
-        let kv_p: Partition<T, { [1, BN, DQ] }> = kv.partition(shape![1, BN, DQ]);
+        let kv_p: Partition<T, { [1, NC, BN, DQ] }> = kv.partition(shape![1, NC, BN, DQ]);
         let kpe_p: Partition<T, { [1, BN, DPE] }> = kpe.partition(shape![1, BN, DPE]);
 
         let scale: Tile<f32, { [BN, TH] }> = broadcast_scalar(qk_scale, shape![BN, TH]);
@@ -399,39 +390,21 @@ pub mod portbench_decode {
 
         let mut m_i: Tile<f32, { [1, TH] }> = constant(f32::NEG_INFINITY, shape![1, TH]);
         let mut l_i: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
-        let mut a0: Tile<f32, { [DQ, TH] }> = constant(0.0f32, shape![DQ, TH]);
-        let mut a1: Tile<f32, { [DQ, TH] }> = constant(0.0f32, shape![DQ, TH]);
-        let mut a2: Tile<f32, { [DQ, TH] }> = constant(0.0f32, shape![DQ, TH]);
-        let mut a3: Tile<f32, { [DQ, TH] }> = constant(0.0f32, shape![DQ, TH]);
+        let mut acc: Tile<f32, { [NC, DQ, TH] }> = constant(0.0f32, shape![NC, DQ, TH]);
         for j in 0i32..tiles {
             let t: i32 = first + j;
-            let k0: Tile<T, { [1, BN, DQ] }> =
-                load_view_tko(&kv_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
-            let k0: Tile<T, { [BN, DQ] }> = k0.reshape(shape![BN, DQ]);
-            let k1: Tile<T, { [1, BN, DQ] }> =
-                load_view_tko(&kv_p, [pid.1, t, 1i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
-            let k1: Tile<T, { [BN, DQ] }> = k1.reshape(shape![BN, DQ]);
+            let kvt: Tile<T, { [1, NC, BN, DQ] }> =
+                load_view_tko(&kv_p, [pid.1, 0i32, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
+            let kvt: Tile<T, { [NC, BN, DQ] }> = kvt.reshape(shape![NC, BN, DQ]);
             let kpet: Tile<T, { [1, BN, DPE] }> =
                 load_view_tko(&kpe_p, [pid.1, t, 0i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
             let kpet: Tile<T, { [BN, DPE] }> = kpet.reshape(shape![BN, DPE]);
+            let zero3: Tile<f32, { [NC, BN, TH] }> = constant(0.0f32, shape![NC, BN, TH]);
+            let s3: Tile<f32, { [NC, BN, TH] }> = mmaf(kvt, qt, zero3);
             let zero: Tile<f32, { [BN, TH] }> = constant(0.0f32, shape![BN, TH]);
             let sp: Tile<f32, { [BN, TH] }> = mmaf(kpet, qpet, zero);
-            let s0: Tile<f32, { [BN, TH] }> = mmaf(k0, q0, zero);
-            let s1: Tile<f32, { [BN, TH] }> = mmaf(k1, q1, sp);
-            let mut s: Tile<f32, { [BN, TH] }> = s0 + s1;
-            let mut k2: Tile<T, { [BN, DQ] }> = k0;
-            let mut k3: Tile<T, { [BN, DQ] }> = k1;
-            if NC == 4i32 {
-                let x2: Tile<T, { [1, BN, DQ] }> =
-                    load_view_tko(&kv_p, [pid.1, t, 2i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
-                k2 = x2.reshape(shape![BN, DQ]);
-                let x3: Tile<T, { [1, BN, DQ] }> =
-                    load_view_tko(&kv_p, [pid.1, t, 3i32], ordering::Weak, scope::TileBlock, Some(2i32), tma::Enabled);
-                k3 = x3.reshape(shape![BN, DQ]);
-                let s2: Tile<f32, { [BN, TH] }> = mmaf(k2, q2, zero);
-                let s3: Tile<f32, { [BN, TH] }> = mmaf(k3, q3, zero);
-                s = s + (s2 + s3);
-            }
+            let sb: Tile<f32, { [BN, TH] }> = reduce_sum(s3, 0i32);
+            let mut s: Tile<f32, { [BN, TH] }> = sb + sp;
             s = s * scale;
             // Branchless on every tile, as mla_split.
             let pos: Tile<i32, { [BN, TH] }> = broadcast_scalar(t * BN, shape![BN, TH]) + offs;
@@ -443,56 +416,28 @@ pub mod portbench_decode {
             let p: Tile<f32, { [BN, TH] }> = exp2(s - m_new.broadcast(shape![BN, TH]), ftz::Disabled);
             let alpha: Tile<f32, { [1, TH] }> = exp2(m_i - m_new, ftz::Disabled);
             l_i = l_i * alpha.broadcast(shape![BN, TH]) + p;
+            let al: Tile<f32, { [1, 1, TH] }> = alpha.reshape(shape![1, 1, TH]);
+            acc = acc * al.broadcast(shape![NC, DQ, TH]);
             let pt: Tile<T, { [BN, TH] }> = convert_tile(p);
-            let al: Tile<f32, { [DQ, TH] }> = alpha.broadcast(shape![DQ, TH]);
-            let v0: Tile<T, { [DQ, BN] }> = k0.transpose();
-            a0 = mmaf(v0, pt, a0 * al);
-            let v1: Tile<T, { [DQ, BN] }> = k1.transpose();
-            a1 = mmaf(v1, pt, a1 * al);
-            if NC == 4i32 {
-                let v2: Tile<T, { [DQ, BN] }> = k2.transpose();
-                a2 = mmaf(v2, pt, a2 * al);
-                let v3: Tile<T, { [DQ, BN] }> = k3.transpose();
-                a3 = mmaf(v3, pt, a3 * al);
-            }
+            let pt: Tile<T, { [1, BN, TH] }> = pt.reshape(shape![1, BN, TH]);
+            let pt: Tile<T, { [NC, BN, TH] }> = pt.broadcast(shape![NC, BN, TH]);
+            let vt: Tile<T, { [NC, DQ, BN] }> = permute(kvt, const_array![0, 2, 1]);
+            acc = mmaf(vt, pt, acc);
             m_i = m_new;
         }
 
         let l_sum: Tile<f32, { [TH] }> = reduce_sum(l_i, 0i32);
         let l_i: Tile<f32, { [1, TH] }> = l_sum.reshape(shape![1, TH]);
-        let lb: Tile<f32, { [DQ, TH] }> = l_i.broadcast(shape![DQ, TH]);
-        let mut o_p: PartitionMut<T, { [1, TH, 1, DQ] }> = unsafe { o.partition_full_mut(shape![1, TH, 1, DQ]) };
+        let lb: Tile<f32, { [1, 1, TH] }> = l_i.reshape(shape![1, 1, TH]);
         // Approximate, as mla_split.
-        let out: Tile<f32, { [DQ, TH] }> = true_div(a0, lb);
-        let out: Tile<f32, { [TH, DQ] }> = out.transpose();
-        let out: Tile<T, { [TH, DQ] }> = convert_tile(out);
-        let out: Tile<T, { [1, TH, 1, DQ] }> = out.reshape(shape![1, TH, 1, DQ]);
+        let out: Tile<f32, { [NC, DQ, TH] }> = true_div(acc, lb.broadcast(shape![NC, DQ, TH]));
+        let out: Tile<f32, { [NC, TH, DQ] }> = permute(out, const_array![0, 2, 1]);
+        let out: Tile<T, { [NC, TH, DQ] }> = convert_tile(out);
+        let out: Tile<T, { [1, NC, TH, 1, DQ] }> = out.reshape(shape![1, NC, TH, 1, DQ]);
+        let mut o_p: PartitionMut<T, { [1, NC, TH, 1, DQ] }> = unsafe { o.partition_full_mut(shape![1, NC, TH, 1, DQ]) };
         unsafe {
-            store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
+            store_view_tko_mut(&mut o_p, out, [pid.1, 0i32, pid.0, pid.2, 0i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
         };
-        let out: Tile<f32, { [DQ, TH] }> = true_div(a1, lb);
-        let out: Tile<f32, { [TH, DQ] }> = out.transpose();
-        let out: Tile<T, { [TH, DQ] }> = convert_tile(out);
-        let out: Tile<T, { [1, TH, 1, DQ] }> = out.reshape(shape![1, TH, 1, DQ]);
-        unsafe {
-            store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 1i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
-        };
-        if NC == 4i32 {
-            let out: Tile<f32, { [DQ, TH] }> = true_div(a2, lb);
-            let out: Tile<f32, { [TH, DQ] }> = out.transpose();
-            let out: Tile<T, { [TH, DQ] }> = convert_tile(out);
-            let out: Tile<T, { [1, TH, 1, DQ] }> = out.reshape(shape![1, TH, 1, DQ]);
-            unsafe {
-                store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 2i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
-            };
-            let out: Tile<f32, { [DQ, TH] }> = true_div(a3, lb);
-            let out: Tile<f32, { [TH, DQ] }> = out.transpose();
-            let out: Tile<T, { [TH, DQ] }> = convert_tile(out);
-            let out: Tile<T, { [1, TH, 1, DQ] }> = out.reshape(shape![1, TH, 1, DQ]);
-            unsafe {
-                store_view_tko_mut(&mut o_p, out, [pid.1, pid.0, pid.2, 3i32], ordering::Weak, scope::TileBlock, None, tma::Enabled)
-            };
-        }
         let l2: Tile<f32, { [1, TH] }> = m_i + log2(l_i);
         let l2: Tile<f32, { [1, TH, 1] }> = l2.reshape(shape![1, TH, 1]);
         let mut l_p: PartitionMut<f32, { [1, TH, 1] }> = unsafe { lse.partition_full_mut(shape![1, TH, 1]) };

@@ -545,6 +545,7 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
         ensure!(!k.reload_v, "the chunked pass uses the key tiles as the values, not kv loaded again");
         let dq = d / k.chunks;
         ensure!(d % k.chunks == 0 && dq >= 16 && dq & (dq - 1) == 0, "head dimension {d} is not {} power-of-two column blocks", k.chunks);
+        ensure!(groups == 1, "the chunked pass takes one launch");
     }
     let b = x.b / groups;
     let q = TensorLayout::contiguous("q", &[b, h, d], x.bytes);
@@ -581,7 +582,29 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     } else {
         (args, Vec::new())
     };
-    let tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
+    let mut tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
+    let mut args = args;
+    if k.chunks != 1 {
+        // The chunked pass binds q, kv and o with the column block ahead of the rows.
+        let dq = d / k.chunks;
+        let blocked = |t: &TensorLayout, row_dim: usize| {
+            let mut shape = t.shape.clone();
+            let mut strides = t.strides.clone();
+            *shape.last_mut().unwrap() = dq;
+            shape.insert(row_dim, k.chunks);
+            strides.insert(row_dim, dq);
+            TensorLayout::strided(&t.name, &shape, &strides, t.dtype_bytes)
+        };
+        for (i, v) in [(0, blocked(&tensors[0], 1)), (2, blocked(&tensors[2], 1)), (4, blocked(&tensors[4], 1))] {
+            args[i] = match &args[i] {
+                KernelArg::Tensor { .. } => view_arg(&v),
+                KernelArg::View { name, offset, .. } => KernelArg::View { name: name.clone(), offset: *offset, shape: v.shape.clone(), strides: v.strides.clone(), partition: None },
+                KernelArg::Scratch { name, .. } => KernelArg::Scratch { name: name.clone(), shape: v.shape.clone(), strides: v.strides.clone(), partition: None },
+                other => bail!("the chunked pass cannot bind {other:?} in column blocks"),
+            };
+            tensors[i] = v;
+        }
+    }
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!("mla_split"));
     if groups > 1 {
