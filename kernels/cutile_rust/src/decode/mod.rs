@@ -10,6 +10,6 @@ pub use kernels::portbench_decode;
 /// The `#[cutile::module]` AST function and name of the module holding `kernel`, when it is
 /// one of this module's kernels.
 pub fn module_of(kernel: &str) -> Option<(fn() -> cutile::cutile_compiler::ast::Module, &'static str)> {
-    const KERNELS: &[&str] = &["decode_split", "decode_split_sink", "mla_split", "mla_split_chunked"];
+    const KERNELS: &[&str] = &["decode_split", "decode_split_sink", "mla_split"];
     KERNELS.contains(&kernel).then_some((portbench_decode::__module_ast_self as fn() -> _, "portbench_decode"))
 }

@@ -500,9 +500,6 @@ pub struct MlaKnobs {
     pub waves: i64,
     /// The split-KV plan's reduce (mla_decoding has none).
     pub reduce: ReduceKnobs,
-    /// 1: `mla_split`; 2 or 4: `mla_split_chunked`, the head dimension in that many column
-    /// blocks, each its own product chain (the key tile serves as the values).
-    pub chunks: i64,
 }
 
 impl MlaKnobs {
@@ -510,16 +507,15 @@ impl MlaKnobs {
         let occ = self.occupancy.map_or("nohint".to_string(), |o| format!("occ{o}"));
         let rv = if self.reload_v { "_rv" } else { "" };
         let waves = if self.waves == 1 { String::new() } else { format!("_x{}", self.waves) };
-        let chunks = if self.chunks == 1 { String::new() } else { format!("_c{}", self.chunks) };
-        format!("h{}_n{}_{occ}{rv}{waves}{}{chunks}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
+        format!("h{}_n{}_{occ}{rv}{waves}{}{}", self.th, self.bn, if self.fixed { "_fixed" } else { "" }, self.reduce.suffix())
     }
 }
 
-pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, waves: 1, reduce: REDUCE_DEFAULT, chunks: 1 };
+pub const MLA_DEFAULT: MlaKnobs = MlaKnobs { th: 16, bn: 64, occupancy: None, reload_v: true, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 /// The split-KV pass keeps the key tile as the values: with two [128, 512] tiles per step,
 /// tileiras compiles the occupancy-2 pass to 128 threads (1 CTA/SM by shared memory).
 pub const MLA_SPLIT_DEFAULT: MlaKnobs =
-    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, waves: 1, reduce: REDUCE_DEFAULT, chunks: 1 };
+    MlaKnobs { th: 16, bn: 128, occupancy: Some(2), reload_v: false, fixed: false, waves: 1, reduce: REDUCE_DEFAULT };
 
 /// tilegym's split rule of mla_decoding_split_kv: aim at `max(1, SMs / B)` splits of
 /// `max(BN, pow2(S / aim))` keys (integer division), `ceil(S / len)` of them.
@@ -540,13 +536,6 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     ensure!(k.bn >= 16 && k.bn & (k.bn - 1) == 0, "key tile {} must be a power of two >= 16", k.bn);
     ensure!(k.th >= 16 && k.th & (k.th - 1) == 0, "head tile {} must be a power of two >= 16", k.th);
     let (h, s, d, dpe) = (x.h, x.s, x.d, x.dpe);
-    if k.chunks != 1 {
-        ensure!(matches!(k.chunks, 2 | 4), "{} column blocks: the chunked pass takes 2 or 4", k.chunks);
-        ensure!(!k.reload_v, "the chunked pass uses the key tiles as the values, not kv loaded again");
-        let dq = d / k.chunks;
-        ensure!(d % k.chunks == 0 && dq >= 16 && dq & (dq - 1) == 0, "head dimension {d} is not {} power-of-two column blocks", k.chunks);
-        ensure!(groups == 1, "the chunked pass takes one launch");
-    }
     let b = x.b / groups;
     let q = TensorLayout::contiguous("q", &[b, h, d], x.bytes);
     let qpe = TensorLayout::contiguous("qpe", &[b, h, dpe], x.bytes);
@@ -582,29 +571,7 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     } else {
         (args, Vec::new())
     };
-    let mut tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
-    let mut args = args;
-    if k.chunks != 1 {
-        // The chunked pass binds q, kv and o with the column block ahead of the rows.
-        let dq = d / k.chunks;
-        let blocked = |t: &TensorLayout, row_dim: usize| {
-            let mut shape = t.shape.clone();
-            let mut strides = t.strides.clone();
-            *shape.last_mut().unwrap() = dq;
-            shape.insert(row_dim, k.chunks);
-            strides.insert(row_dim, dq);
-            TensorLayout::strided(&t.name, &shape, &strides, t.dtype_bytes)
-        };
-        for (i, v) in [(0, blocked(&tensors[0], 1)), (2, blocked(&tensors[2], 1)), (4, blocked(&tensors[4], 1))] {
-            args[i] = match &args[i] {
-                KernelArg::Tensor { .. } => view_arg(&v),
-                KernelArg::View { name, offset, .. } => KernelArg::View { name: name.clone(), offset: *offset, shape: v.shape.clone(), strides: v.strides.clone(), partition: None },
-                KernelArg::Scratch { name, .. } => KernelArg::Scratch { name: name.clone(), shape: v.shape.clone(), strides: v.strides.clone(), partition: None },
-                other => bail!("the chunked pass cannot bind {other:?} in column blocks"),
-            };
-            tensors[i] = v;
-        }
-    }
+    let tensors = vec![q, qpe, kv, kpe, o.0, lse.0];
     let mut tuning = Map::new();
     tuning.insert("kernel".into(), json!("mla_split"));
     if groups > 1 {
@@ -618,24 +585,23 @@ fn mla_pass(x: &MlaShape, k: MlaKnobs, sp: Splits, o: (TensorLayout, KernelArg),
     tuning.insert("specialization".into(), specialization_json(&tensors));
     let occ = k.occupancy.map_or(String::new(), |o| format!("_occ{o}"));
     let (tiles, fixed) = fixed_tiles(k.fixed, sp.len, k.bn, &mut tuning);
-    let (kernel, generics, stem) = if k.chunks == 1 {
-        let generics = [x.elem.to_string(), k.th.to_string(), d.to_string(), dpe.to_string(), k.bn.to_string(), i32::from(k.reload_v).to_string()];
-        ("mla_split", generics.to_vec(), format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}{fixed}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }))
-    } else {
-        tuning.insert("kernel".into(), json!("mla_split_chunked"));
-        tuning.insert("column_blocks".into(), json!(format!("{} of {} columns, a product chain each", k.chunks, d / k.chunks)));
-        let generics = [x.elem.to_string(), k.th.to_string(), (d / k.chunks).to_string(), k.chunks.to_string(), dpe.to_string(), k.bn.to_string()];
-        ("mla_split_chunked", generics.to_vec(), format!("mla_split_c{}_{}_h{}_d{d}_p{dpe}_n{}{occ}{fixed}", k.chunks, x.elem, k.th, k.bn))
-    };
     Ok(Plan {
-        kernel,
+        kernel: "mla_split",
         elem: x.elem,
-        generics: generics.into_iter().chain([tiles.to_string()]).collect(),
+        generics: vec![
+            x.elem.to_string(),
+            k.th.to_string(),
+            d.to_string(),
+            dpe.to_string(),
+            k.bn.to_string(),
+            i32::from(k.reload_v).to_string(),
+            tiles.to_string(),
+        ],
         args,
         tensors,
         grid,
         tuning,
-        stem,
+        stem: format!("mla_split_{}_h{}_d{d}_p{dpe}_n{}{occ}{}{fixed}", x.elem, k.th, k.bn, if k.reload_v { "_rv" } else { "" }),
         variant: k.name(),
         occupancy: k.occupancy,
         worker_warps: None,
@@ -918,10 +884,6 @@ pub fn candidates(op: &str, params: &Value, o: Overrides, t: &Target) -> Result<
                 // the TMA barrier's wait loop). Measured beside 32-key tiles, with and without
                 // the hint or the values loaded again: only this one was faster.
                 MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, ..MLA_SPLIT_DEFAULT },
-                // That plan with the scores' depth in 2 or 4 product chains (`mla_split_chunked`;
-                // not yet timed on a GPU, thirty-third session).
-                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, chunks: 2, ..MLA_SPLIT_DEFAULT },
-                MlaKnobs { bn: 64, occupancy: None, fixed: true, reduce: REDUCE_DOT, chunks: 4, ..MLA_SPLIT_DEFAULT },
                 // The chosen plans' reduces without TMA: the reduce is 3.9 us of S 31079's 21 us
                 // on the H200 (twentieth session), about 3 us more than a kernel that does nothing.
                 // The tensor-core reduce without TMA was 0.80-0.98 of the same plan with it (H100,
@@ -1181,23 +1143,6 @@ mod tests {
         let wide = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_dot");
         assert_eq!((wide.stages[0].grid, wide.stages[0].occupancy, wide.stages[0].generics.last().unwrap().as_str()), ([1, 1, 122], None, "4"));
         assert_eq!(wide.stages[1].generics, ["f16", "128", "128", "1", "1"]);
-        // The same plan with the head dimension in four 128-column product chains: the same
-        // grid and reduce, the chunked pass with its column width and count.
-        let c4 = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_c4_dot");
-        assert_eq!((c4.stages[0].kernel, c4.stages[0].grid, c4.stages[0].stem.as_str()), ("mla_split_chunked", [1, 1, 122], "mla_split_c4_f16_h16_d512_p64_n64_t4"));
-        assert_eq!(c4.stages[0].generics, ["f16", "16", "128", "4", "64", "64", "4"]);
-        assert_eq!(c4.stages[1].generics, wide.stages[1].generics);
-        let c2 = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_c2_dot");
-        assert_eq!(c2.stages[0].generics[2..4], ["256", "2"]);
-        // Three column blocks, or the values loaded again, are refused.
-        let x = mla_shape(&mla_split(31079), true).unwrap();
-        let sp = mla_splits_for(1, 31079, 64, 132);
-        let po = TensorLayout::contiguous("o", &[1, 16, sp.splits, 512], 2);
-        let ls = TensorLayout::contiguous("lse", &[1, 16, sp.splits], 4);
-        for bad in [MlaKnobs { chunks: 3, ..MLA_SPLIT_DEFAULT }, MlaKnobs { chunks: 2, reload_v: true, ..MLA_SPLIT_DEFAULT }] {
-            let err = mla_pass(&x, bad, sp, (po.clone(), scratch_arg(&po)), (ls.clone(), scratch_arg(&ls)), 1).unwrap_err().to_string();
-            assert!(err.contains("chunked pass"), "{err}");
-        }
         // The same pass, its reduce 64 columns a block and without TMA: the reduce's TMA generic
         // 0, its own cubin, and its tuning says so; the pass is `wide`'s.
         let pl = variant_plan("mla_decoding_split_kv", &mla_split(31079), "h16_n64_nohint_fixed_r64o2_pl");
