@@ -120,8 +120,7 @@ pub mod portbench_decode {
         let l_i: Tile<f32, { [1, G] }> = l_sum.reshape(shape![1, G]) + exp2(sink2 - m_i, ftz::Disabled);
 
         // tilegym's normalisation: `divf` approximate, flush to zero (`true_div`). The
-        // full-precision `/` was a slow-path check and call per element (64 a thread at
-        // D 512), most of the epilogue's instructions.
+        // full-precision `/` was a slow-path check and call per element of acc.
         let out: Tile<f32, { [D, G] }> = true_div(acc, l_i.broadcast(shape![D, G]));
         let out: Tile<f32, { [G, D] }> = out.transpose();
         let out: Tile<T, { [G, D] }> = convert_tile(out);
@@ -328,7 +327,8 @@ pub mod portbench_decode {
 
         let l_sum: Tile<f32, { [TH] }> = reduce_sum(l_i, 0i32);
         let l_i: Tile<f32, { [1, TH] }> = l_sum.reshape(shape![1, TH]);
-        // Approximate, as the GQA block and tilegym (see decode_tiles).
+        // Approximate, as decode_tiles and tilegym: the full-precision `/` was 64 slow-path
+        // checks and calls a thread at D 512, most of the epilogue's instructions.
         let out: Tile<f32, { [D, TH] }> = true_div(acc, l_i.broadcast(shape![D, TH]));
         let out: Tile<f32, { [TH, D] }> = out.transpose();
         let out: Tile<T, { [TH, D] }> = convert_tile(out);
