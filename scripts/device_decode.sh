@@ -3,7 +3,8 @@
 # Issue 16's device call in one command (docs/device-log.md, "Thirty-fifth session", command B):
 # the gpu tests, the attention_sink_decode tune (its choices applied), the 57 decode
 # configurations paired tilegym -> cutile_rust best of 4 with the searched floor, and
-# mla_decoding_split_kv cold and with a warm L2. Logs come back in $OUT/logs.tgz.
+# mla_decoding_split_kv cold and with a warm L2 (device_run.sh selects it from the suite by --op).
+# Logs come back in $OUT/logs.tgz.
 #
 # Here (no GPU), on a fresh checkout after `bash scripts/setup.sh` (about 15 min):
 #   bash scripts/tune_bundles.sh flash_decode attention_sink_decode gemma_attention_decode \
@@ -21,15 +22,6 @@ cd "$ROOT"
 for need in bundles-ref/tilegym bundles-tilegym/cutile_rust build/tune/suite.json; do
   [[ -e "$need" ]] || { echo "device_decode: $need is missing (see the comment at the top of $0)" >&2; exit 2; }
 done
-# The split-KV configurations alone, for the cold and warm-L2 pairing.
-python3 - <<'PY'
-import json
-suite = json.load(open("build/tune/suite.json"))
-suite["configs"] = [c for c in suite["configs"] if c["op"] == "mla_decoding_split_kv"]
-if not suite["configs"]:
-    raise SystemExit("build/tune/suite.json: no mla_decoding_split_kv configuration")
-json.dump(suite, open("build/tune/splitkv.json", "w"), indent=1)
-PY
 export PORTBENCH_SKIP_SWEEP=1
 export PORTBENCH_DEADLINE_S="${PORTBENCH_DEADLINE_S:-500}"
 # PORTBENCH_RUST_TUNE_OPS: the operators tuned (default attention_sink_decode); "none" skips the tune.
@@ -39,5 +31,5 @@ export PORTBENCH_CUTILE_RUST_TUNE_TIMEOUT="${PORTBENCH_CUTILE_RUST_TUNE_TIMEOUT:
 export PORTBENCH_TUNE_SUITE=build/tune/suite.json PORTBENCH_TUNE_APPLY=1 PORTBENCH_TUNE_RUNS=2 PORTBENCH_TUNE_TIME_CAP=0.1
 export PORTBENCH_PAIRS_SUITE=build/tune/suite.json PORTBENCH_PAIRS_RUNS=4 PORTBENCH_PAIRS_FLOOR=search
 export PORTBENCH_PAIRS_REF=bundles-ref/tilegym PORTBENCH_PAIRS_PORT=bundles-tilegym/cutile_rust
-export PORTBENCH_WARM_L2_OPS=mla_decoding_split_kv PORTBENCH_WARM_L2_SUITE=build/tune/splitkv.json PORTBENCH_WARM_L2_RUNS=4
+export PORTBENCH_WARM_L2_OPS=mla_decoding_split_kv PORTBENCH_WARM_L2_SUITE=build/tune/suite.json PORTBENCH_WARM_L2_RUNS=4
 exec bash scripts/device_run.sh
